@@ -1,0 +1,5 @@
+import sys
+
+from distlint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Facts about test modules shared by the lint rules and the codemods (never imports torch)."""

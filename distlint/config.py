@@ -1,0 +1,156 @@
+"""``[tool.distlint]`` configuration: one validated, immutable :class:`Config`.
+
+Keys are written in kebab-case in ``pyproject.toml``. An unknown key or a bad value is
+a :class:`ConfigError` naming the key and the file; the CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+REQUIRE_MAIN_CHOICES = ("auto", "always", "never")
+
+
+class ConfigError(Exception):
+    """A configuration problem; ``str()`` is the one-line message shown to the user."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting distlint reads. Field names are the kebab-case keys with ``_``."""
+
+    #: Codes or prefixes to enable (empty: every rule that is on by default).
+    select: Tuple[str, ...] = ()
+    #: Codes or prefixes to disable (applied after ``select``).
+    ignore: Tuple[str, ...] = ()
+    #: ``(glob, codes)`` pairs: codes ignored in files matching the glob.
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    #: File-name globs of test files found by directory discovery.
+    include: Tuple[str, ...] = ("test_*.py", "*_test.py")
+    #: Globs (matched against path components and relative paths) never checked by discovery.
+    exclude: Tuple[str, ...] = ()
+    #: Callables that run a module's tests: bare names or dotted qualified names.
+    runners: Tuple[str, ...] = ("run_tests",)
+    #: When a main block is required: "auto" (modules importing a runner), "always", "never".
+    require_main: str = "auto"
+    #: Extra base classes whose tests spawn processes per test (qualified or bare names).
+    per_test_bases: Tuple[str, ...] = ()
+    #: Extra base classes that keep one PG for the whole class.
+    continuous_bases: Tuple[str, ...] = ()
+    #: Extra helper names (methods/functions) known to create a PG.
+    pg_helpers: Tuple[str, ...] = ()
+    #: Extra decorators known to create a PG around a test.
+    pg_decorators: Tuple[str, ...] = ()
+    #: Where the config came from (for messages); not a user key.
+    source: Optional[str] = field(default=None, compare=False)
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], source: str = "<config>", base: Optional["Config"] = None) -> "Config":
+        """Validate a ``[tool.distlint]`` table (kebab-case keys) on top of ``base``."""
+        known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
+        values: dict = {}
+        for key, value in table.items():
+            if key not in known:
+                raise ConfigError(f"{source}: error: unknown key '{key}' in [tool.distlint] "
+                                  f"(known: {', '.join(sorted(known))})")
+            values[known[key]] = _validate(key, value, source)
+        return replace(base or cls(), source=source, **values)
+
+    # -- queries -----------------------------------------------------------------------
+    def enabled_codes(self, all_codes: Iterable[Tuple[str, bool]], path: Optional[str] = None) -> frozenset:
+        """Codes enabled for ``path`` from ``(code, default_enabled)`` pairs."""
+        enabled = set()
+        for code, default_on in all_codes:
+            on = any(code.startswith(s) for s in self.select) if self.select else default_on
+            if on and not any(code.startswith(i) for i in self.ignore):
+                enabled.add(code)
+        if path is not None:
+            for glob, codes in self.per_file_ignores:
+                if path_matches(path, glob):
+                    enabled = {c for c in enabled if not any(c.startswith(i) for i in codes)}
+        return frozenset(enabled)
+
+
+def path_matches(path: str, glob: str) -> bool:
+    """Whether ``path`` (any form) matches ``glob`` as a whole, as a suffix, or by file name."""
+    posix = PurePosixPath(Path(path).as_posix())
+    if fnmatch.fnmatch(str(posix), glob) or fnmatch.fnmatch(posix.name, glob):
+        return True
+    parts = posix.parts
+    return any(fnmatch.fnmatch(str(PurePosixPath(*parts[i:])), glob) for i in range(1, len(parts)))
+
+
+def _validate(key: str, value: Any, source: str) -> Any:
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"{source}: error: [tool.distlint] '{key}' must be {expected}, got {value!r}")
+
+    if key == "require-main":
+        if value not in REQUIRE_MAIN_CHOICES:
+            raise bad("one of " + ", ".join(repr(c) for c in REQUIRE_MAIN_CHOICES))
+        return value
+    if key == "per-file-ignores":
+        if not isinstance(value, Mapping):
+            raise bad("a table of glob = [codes]")
+        pairs = []
+        for glob, codes in value.items():
+            if not _is_str_list(codes):
+                raise bad("a table of glob = [codes]")
+            pairs.append((str(glob), tuple(_check_codes(key, codes, source))))
+        return tuple(pairs)
+    if not _is_str_list(value):
+        raise bad("a list of strings")
+    if key in ("select", "ignore"):
+        return tuple(_check_codes(key, value, source))
+    return tuple(value)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+def _check_codes(key: str, codes: Sequence[str], source: str) -> Sequence[str]:
+    for code in codes:
+        if not code.startswith("DL") or not code[2:].isdigit() and code != "DL":
+            raise ConfigError(f"{source}: error: [tool.distlint] '{key}' has '{code}', "
+                              "not a rule code or prefix such as 'DL1' or 'DL201'")
+    return codes
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest ``pyproject.toml`` at or above ``start`` (a file or directory)."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path) -> Config:
+    """Config from the nearest ``pyproject.toml`` above ``start``; defaults when none has a table."""
+    pyproject = find_pyproject(start)
+    if pyproject is None:
+        return Config()
+    try:
+        with open(pyproject, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: error: cannot read TOML: {exc}") from None
+    table = document.get("tool", {}).get("distlint")
+    if table is None:
+        return Config(source=str(pyproject))
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{pyproject}: error: [tool.distlint] must be a table")
+    return Config.from_table(table, source=str(pyproject))

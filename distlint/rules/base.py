@@ -1,0 +1,150 @@
+"""The rule contract: one class per rule, its docstring is its user documentation.
+
+A rule is a libcst ``BatchableCSTVisitor``: the linter runs every enabled rule of a
+file in one traversal (``MetadataWrapper.visit_batched``). A rule reports a node with
+a message and, when it can, a :class:`Fix`. Positions are resolved by the linter only
+for files that have a report, so rules never declare ``PositionProvider``.
+
+Rules carry their own examples (``VALID`` / ``INVALID``); ``tests/test_rule_examples.py``
+runs every rule's examples, so a rule's documentation and behaviour cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+    from distlint.linter import FileContext, PreScreen
+
+T = TypeVar("T")
+
+#: A replacement for a reported node: a node, ``cst.RemoveFromParent()`` or a
+#: ``cst.FlattenSentinel`` of statements.
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+@dataclass(frozen=True)
+class ImportSpec:
+    """An import a fix needs (added or removed through libcst's codemod visitors)."""
+
+    module: str
+    obj: Optional[str] = None
+    asname: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An autofix: node replacements (by node identity) plus import changes.
+
+    ``edits`` maps nodes of the traversed module to their replacements. A fix that
+    rewrites the whole module replaces the ``cst.Module`` node itself. Imports are
+    added with ``AddImportsVisitor`` and removed with ``RemoveImportsVisitor`` (only
+    when unused), never by editing import lines by hand.
+    """
+
+    edits: Tuple[Tuple[cst.CSTNode, Replacement], ...] = ()
+    add_imports: Tuple[ImportSpec, ...] = ()
+    remove_imports: Tuple[ImportSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code on which the rule must report nothing."""
+
+    code: str
+    #: ``[tool.distlint]``-style overrides (keys as in pyproject, e.g. ``{"require-main": "always"}``).
+    config: Mapping[str, Any] = field(default_factory=dict)
+    path: str = "test_example.py"
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code on which the rule must report; optionally checks the message and the fix."""
+
+    code: str
+    #: Substring every report of this example must contain (``None``: not checked).
+    expected_message: Optional[str] = None
+    #: The source after ``--fix`` (``None``: the rule has no fix for this example).
+    expected_fix: Optional[str] = None
+    #: How many reports the rule must make on this example.
+    count: int = 1
+    config: Mapping[str, Any] = field(default_factory=dict)
+    path: str = "test_example.py"
+
+
+@dataclass
+class Report:
+    """What a rule said about a node, before positions are resolved."""
+
+    rule: type  # the LintRule subclass
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+class LintRule(cst.BatchableCSTVisitor):
+    """Base class of every distlint rule (see the module docstring)."""
+
+    #: ``DLnnn``: stable, used in select/ignore/noqa.
+    code: ClassVar[str] = ""
+    #: kebab-case name shown next to the code.
+    name: ClassVar[str] = ""
+    #: Whether the rule runs without being selected explicitly.
+    default_enabled: ClassVar[bool] = True
+    #: Whether the rule can produce fixes (shown by ``distlint rules``).
+    fixable: ClassVar[bool] = False
+    #: The rule may report only in files whose source contains one of these words
+    #: (identifiers, checked by the linter's pre-screen). Empty: no word pre-screen.
+    TRIGGER_WORDS: ClassVar[frozenset] = frozenset()
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def __init__(self, context: "FileContext") -> None:
+        super().__init__()
+        self.context = context
+        self.reports: list[Report] = []
+
+    # -- pre-screen -----------------------------------------------------------------
+    @classmethod
+    def trigger_words(cls, config: "Config") -> frozenset:
+        """Words one of which must occur in a file for this rule to report (config may add)."""
+        return cls.TRIGGER_WORDS
+
+    @classmethod
+    def may_report(cls, screen: "PreScreen", config: "Config") -> bool:
+        """Cheap, conservative test: ``False`` only when the rule provably cannot report.
+
+        The default checks :meth:`trigger_words`; rules may refine it (for example with
+        the stdlib ``ast`` tree that ``screen`` parses lazily).
+        """
+        words = cls.trigger_words(config)
+        return not words or screen.has_any_word(words)
+
+    # -- reporting ------------------------------------------------------------------
+    @property
+    def config(self) -> "Config":
+        return self.context.config
+
+    def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
+               replacement: Optional[Replacement] = None) -> None:
+        """Report ``node``. ``replacement`` is shorthand for a fix replacing ``node``."""
+        if replacement is not None:
+            if fix is not None:
+                raise ValueError("pass either fix= or replacement=, not both")
+            fix = Fix(edits=((node, replacement),))
+        self.reports.append(Report(type(self), node, message, fix))
+
+    # -- documentation --------------------------------------------------------------
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.getdoc(cls) or ""
+
+    @classmethod
+    def summary(cls) -> str:
+        """First line of the documentation."""
+        return cls.documentation().splitlines()[0] if cls.documentation() else ""
