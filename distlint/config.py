@@ -7,10 +7,11 @@ a :class:`ConfigError` naming the key and the file; the CLI turns it into exit c
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,6 +67,10 @@ class Config:
             values[known[key]] = _validate(key, value, source)
         return replace(base or cls(), source=source, **values)
 
+    def fingerprint(self) -> str:
+        """A stable text of every setting (not ``source``): part of the cache key."""
+        return repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "source"))
+
     # -- queries -----------------------------------------------------------------------
     def enabled_codes(self, all_codes: Iterable[Tuple[str, bool]], path: Optional[str] = None) -> frozenset:
         """Codes enabled for ``path`` from ``(code, default_enabled)`` pairs."""
@@ -118,9 +123,14 @@ def _is_str_list(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
+def _is_code(code: str) -> bool:
+    """``DL``, ``DL1``, ``DL20``, ``DL201``: a rule code or a prefix of one."""
+    return code.startswith("DL") and (code[2:] == "" or code[2:].isdigit())
+
+
 def _check_codes(key: str, codes: Sequence[str], source: str) -> Sequence[str]:
     for code in codes:
-        if not code.startswith("DL") or not code[2:].isdigit() and code != "DL":
+        if not _is_code(code):
             raise ConfigError(f"{source}: error: [tool.distlint] '{key}' has '{code}', "
                               "not a rule code or prefix such as 'DL1' or 'DL201'")
     return codes
@@ -143,14 +153,99 @@ def load_config(start: Path) -> Config:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return Config()
+    return _load_pyproject(pyproject)
+
+
+def _load_pyproject(pyproject: Path) -> Config:
     try:
         with open(pyproject, "rb") as handle:
             document = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{pyproject}: error: cannot read TOML: {exc}") from None
-    table = document.get("tool", {}).get("distlint")
+    tool = document.get("tool", {})
+    table = tool.get("distlint") if isinstance(tool, Mapping) else None
     if table is None:
         return Config(source=str(pyproject))
     if not isinstance(table, Mapping):
         raise ConfigError(f"{pyproject}: error: [tool.distlint] must be a table")
     return Config.from_table(table, source=str(pyproject))
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Settings given on the command line; they win over ``[tool.distlint]``.
+
+    ``select`` replaces the file's ``select`` *and* its ``ignore`` (what you select on
+    the command line is what runs); ``ignore`` is added to whatever ignore is in force.
+    ``per-file-ignores`` always apply.
+    """
+
+    select: Optional[Tuple[str, ...]] = None
+    ignore: Tuple[str, ...] = ()
+
+    def apply(self, config: Config) -> Config:
+        changes: Dict[str, Any] = {}
+        if self.select is not None:
+            changes["select"] = tuple(self.select)
+            changes["ignore"] = tuple(self.ignore)
+        elif self.ignore:
+            changes["ignore"] = tuple(config.ignore) + tuple(self.ignore)
+        return replace(config, **changes) if changes else config
+
+    @staticmethod
+    def validate_codes(option: str, codes: Sequence[str]) -> Tuple[str, ...]:
+        """Check command-line codes like the config keys (raises :class:`ConfigError`)."""
+        for code in codes:
+            if not _is_code(code):
+                raise ConfigError(f"error: {option} has '{code}', not a rule code or prefix such as 'DL1' or 'DL201'")
+        return tuple(codes)
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The config in force for a directory and the project root it came from."""
+
+    config: Config
+    #: Directory of the ``pyproject.toml`` the config came from (``None``: no pyproject).
+    root: Optional[Path]
+
+
+class ConfigResolver:
+    """Nearest-``pyproject.toml`` lookup for many directories, each answered once.
+
+    Directories are taken as given (absolute, symlinks not resolved): the project a
+    file belongs to is the one its path shows. Each ``pyproject.toml`` is read once.
+    """
+
+    def __init__(self, overrides: Optional[Overrides] = None) -> None:
+        self.overrides = overrides or Overrides()
+        self._by_directory: Dict[Path, ResolvedConfig] = {}
+        self._by_pyproject: Dict[Path, ResolvedConfig] = {}
+        self._default: Optional[ResolvedConfig] = None
+
+    def for_directory(self, directory: Path) -> ResolvedConfig:
+        directory = Path(os.path.abspath(directory))
+        found = self._by_directory.get(directory)
+        if found is not None:
+            return found
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file():
+            found = self._load(pyproject)
+        elif directory.parent != directory:
+            found = self.for_directory(directory.parent)
+        else:
+            if self._default is None:
+                self._default = ResolvedConfig(self.overrides.apply(Config()), None)
+            found = self._default
+        self._by_directory[directory] = found
+        return found
+
+    def for_file(self, path: Path) -> ResolvedConfig:
+        return self.for_directory(Path(os.path.abspath(path)).parent)
+
+    def _load(self, pyproject: Path) -> ResolvedConfig:
+        found = self._by_pyproject.get(pyproject)
+        if found is None:
+            found = ResolvedConfig(self.overrides.apply(_load_pyproject(pyproject)), pyproject.parent)
+            self._by_pyproject[pyproject] = found
+        return found

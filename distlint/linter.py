@@ -15,15 +15,19 @@ import ast
 import io
 import re
 import tokenize
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type,
+                    TypeVar)
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
 from distlint.config import Config
+from distlint.findings import FileResult, Finding  # re-exported: rules and tests import them from here
+from distlint.positions import node_spans
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
 
@@ -33,33 +37,9 @@ _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*distlint:[ \t]*skip-file\b", re.MULTILINE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
 _DISTLINT_IGNORE = re.compile(r"#\s*distlint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
+_MODULE_HOOKS = frozenset({"visit_Module", "leave_Module"})
+_NEWLINES = re.compile(r"\r\n?|\n")
 MAX_FIX_PASSES = 8
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A located report: plain data, picklable, cacheable."""
-
-    path: str
-    line: int  # 1-based
-    col: int  # 1-based
-    code: str
-    name: str
-    message: str
-    fixable: bool = False
-    end_line: int = 0
-    end_col: int = 0
-
-    def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code)
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: List[Finding] = field(default_factory=list)
-    #: A one-line ``path: error: ...`` message when the file could not be checked.
-    error: Optional[str] = None
 
 
 class PreScreen:
@@ -70,6 +50,8 @@ class PreScreen:
         self.path = path
         self._words: Optional[FrozenSet[bytes]] = None
         self._ast: Any = None
+        #: Why ``ast`` could not parse the file (set by :attr:`ast_module`).
+        self.syntax_error: Optional[str] = None
 
     @property
     def words(self) -> FrozenSet[bytes]:
@@ -87,8 +69,12 @@ class PreScreen:
         if self._ast is None:
             try:
                 self._ast = ast.parse(self.source, self.path)
-            except (SyntaxError, ValueError):
+            except SyntaxError as exc:
                 self._ast = False
+                self.syntax_error = f"syntax error at {exc.lineno}:{exc.offset or 1}: {exc.msg}"
+            except ValueError as exc:
+                self._ast = False
+                self.syntax_error = f"cannot parse: {exc}"
         return self._ast or None
 
 
@@ -121,17 +107,31 @@ def enabled_rules(config: Config, path: str, rules: Optional[Sequence[Type[LintR
     return [rule for rule in rules if rule.code in codes]
 
 
+def _bad_byte(source: bytes, encoding: str, offset: int) -> ValueError:
+    line = source.count(b"\n", 0, offset) + 1
+    column = offset - (source.rfind(b"\n", 0, offset) + 1) + 1
+    return ValueError(f"not valid {encoding}: byte 0x{source[offset]:02x} at {line}:{column}")
+
+
 def decode_source(source: bytes, path: str) -> str:
     """Decode as Python does (PEP 263 cookie, BOM); raise ``ValueError`` with a clear reason."""
     if b"\x00" in source:
         raise ValueError("binary file (contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as exc:
+        # detect_encoding also rejects a non-UTF-8 byte in the first two lines: name it.
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise _bad_byte(source, "utf-8", bad.start) from None
+        raise ValueError(f"cannot decode: {exc}") from None
+    try:
         return source.decode(encoding)
-    except (SyntaxError, LookupError) as exc:
+    except LookupError as exc:
         raise ValueError(f"cannot decode: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not valid {exc.encoding}: byte 0x{source[exc.start]:02x} at offset {exc.start}") from None
+        raise _bad_byte(source, exc.encoding, exc.start) from None
 
 
 def _parse(source: bytes, path: str) -> cst.Module:
@@ -140,16 +140,95 @@ def _parse(source: bytes, path: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
+        # Python's own parser says more precisely what is wrong, and where.
+        try:
+            ast.parse(source, path)
+        except SyntaxError as precise:
+            raise ValueError(f"syntax error at {precise.lineno}:{precise.offset or 1}: {precise.msg}") from None
+        except (ValueError, RecursionError, MemoryError):
+            pass
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
         raise ValueError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {message}") from None
+
+
+class LazyQualifiedNames(Mapping):
+    """``QualifiedNameProvider``'s mapping, computed per node on first access.
+
+    libcst's provider walks the whole module to store, for every node, a lazy
+    ``scope.get_qualified_names_for(node)`` (or ``set()`` where the node has no scope):
+    on a per-test-spawn test file that walk is ~40% of the name resolution cost, for
+    the few nodes rules ask about. This mapping gives the same value for every node
+    of the module from the ``ScopeProvider`` result alone (``tests/test_engine.py``
+    compares it with the provider). A node from another module reads as ``set()``
+    instead of raising ``KeyError``; iterating walks the module once.
+    """
+
+    def __init__(self, module: cst.Module, scopes: Mapping[cst.CSTNode, Any]) -> None:
+        self._module = module
+        self._scopes = scopes
+        self._names: Dict[cst.CSTNode, Any] = {}
+        self._all: Optional[List[cst.CSTNode]] = None
+
+    def __getitem__(self, node: cst.CSTNode) -> Any:
+        try:
+            return self._names[node]
+        except KeyError:
+            pass
+        scope = self._scopes.get(node)
+        names = self._names[node] = scope.get_qualified_names_for(node) if scope else set()
+        return names
+
+    def _nodes(self) -> List[cst.CSTNode]:
+        if self._all is None:
+            nodes: List[cst.CSTNode] = []
+
+            class _Collect(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    nodes.append(node)
+                    return True
+
+            self._module.visit(_Collect())
+            self._all = nodes
+        return self._all
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._scopes or node in set(self._nodes())
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._nodes())
+
+    def __len__(self) -> int:
+        return len(self._nodes())
+
+
+def _prepare_qualified_names(wrapper: MetadataWrapper, rules: Sequence[Type[LintRule]]) -> None:
+    """Give rules that declare ``QualifiedNameProvider`` the lazy equivalent."""
+    metadata = getattr(wrapper, "_metadata", None)  # libcst's resolved-metadata cache
+    if not isinstance(metadata, dict) or QualifiedNameProvider in metadata:
+        return
+    if any(QualifiedNameProvider in rule.get_inherited_dependencies() for rule in rules):
+        metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))
 
 
 def _run_rules(module: cst.Module, path: str, config: Config,
                rules: Sequence[Type[LintRule]]) -> Tuple[MetadataWrapper, List[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    _prepare_qualified_names(wrapper, rules)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
-    wrapper.visit_batched(instances)
+    hooks = [instance.get_visitors() for instance in instances]
+    if all(set(methods) <= _MODULE_HOOKS for methods in hooks):
+        # Rules that only look at the module as a whole (their analysis walks what it
+        # needs): the same calls as a batched traversal, without visiting every node.
+        with ExitStack() as stack:
+            for instance in instances:
+                stack.enter_context(instance.resolve(wrapper))
+            for name in ("visit_Module", "leave_Module"):
+                for methods in hooks:
+                    if name in methods:
+                        methods[name](wrapper.module)
+    else:
+        wrapper.visit_batched(instances)
     reports = [report for instance in instances for report in instance.reports]
     return wrapper, reports
 
@@ -171,11 +250,12 @@ def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, lines: S
     """Findings for ``reports`` in the same order; ``None`` for a suppressed report."""
     if not reports:
         return []
-    positions = wrapper.resolve(PositionProvider)
+    # Only the reported nodes' positions: PositionProvider would cost twice the parse.
+    spans = node_spans(wrapper.module, [report.node for report in reports])
     located: List[Optional[Finding]] = []
     for report in reports:
-        pos = positions[report.node]
-        line, col = pos.start.line, pos.start.column + 1
+        start_line, start_col, end_line, end_col = spans[report.node]
+        line, col = start_line, start_col + 1
         if isinstance(report.node, cst.Module):  # whole-module reports point at line 1
             line, col = 1, 1
         text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -183,8 +263,13 @@ def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, lines: S
             located.append(None)
             continue
         located.append(Finding(path, line, col, report.rule.code, report.rule.name, report.message,
-                               report.fix is not None, pos.end.line, pos.end.column + 1))
+                               report.fix is not None, end_line, end_col + 1))
     return located
+
+
+def source_lines(text: str) -> List[str]:
+    """Lines as libcst counts them (``\r\n``, ``\r``, ``\n``; not form feeds and the like)."""
+    return _NEWLINES.split(text)
 
 
 def screen_rules(source: bytes, path: str, rules: Sequence[Type[LintRule]], config: Config) -> List[Type[LintRule]]:
@@ -201,13 +286,18 @@ def lint_source(source: bytes, path: str, config: Config,
         text = decode_source(source, path)
         if _SKIP_FILE.search(text):
             return FileResult(path)
+        screen = PreScreen(source, path)
         if prescreen:
-            active = screen_rules(source, path, active, config)
+            active = [rule for rule in active if rule.may_report(screen, config)]
         if not active:
+            # A file no rule needs to parse still gets its syntax checked, with the stdlib
+            # parser (10x libcst's speed; rules' pre-screens have usually parsed it already).
+            if screen.ast_module is None:
+                return FileResult(path, error=f"{path}: error: {screen.syntax_error}")
             return FileResult(path)
         module = _parse(source, path)
         wrapper, reports = _run_rules(module, path, config, active)
-        located = _locate(wrapper, reports, path, text.splitlines())
+        located = _locate(wrapper, reports, path, source_lines(text))
         return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key))
     except ValueError as exc:
         return FileResult(path, error=f"{path}: error: {exc}")
@@ -302,13 +392,15 @@ class FixResult:
 
 
 def fix_source(source: bytes, path: str, config: Config,
-               rules: Optional[Sequence[Type[LintRule]]] = None) -> FixResult:
+               rules: Optional[Sequence[Type[LintRule]]] = None, first: Optional[FileResult] = None) -> FixResult:
     """Apply fixes until a fixed point (at most ``MAX_FIX_PASSES`` passes).
 
     The result is re-parsed by libcst and ``compile()``d; code that does not is never
-    returned (the file is reported as not fixable instead).
+    returned (the file is reported as not fixable instead). ``first`` is the lint result
+    of ``source`` when the caller already has it (the engine does), to avoid linting twice.
     """
-    first = lint_source(source, path, config, rules)
+    if first is None:
+        first = lint_source(source, path, config, rules)
     if first.error or not any(f.fixable for f in first.findings):
         return FixResult(path, None, first.findings, 0, first.error)
     active = enabled_rules(config, path, rules)
@@ -319,7 +411,7 @@ def fix_source(source: bytes, path: str, config: Config,
         module = _parse(current, path)
         wrapper, reports = _run_rules(module, path, config, screened)
         text = decode_source(current, path)
-        lines = text.splitlines()
+        lines = source_lines(text)
         located = {id(r): f for r, f in zip(reports, _locate(wrapper, reports, path, lines))}
         fixes = [r.fix for r in reports if r.fix is not None and located[id(r)] is not None]
         if not fixes:

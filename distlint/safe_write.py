@@ -33,7 +33,8 @@ def write_python_atomically(path: Union[str, Path], content: bytes) -> None:
         mode = stat.S_IMODE(real.stat().st_mode)
     except OSError as exc:
         raise WriteError(f"{target}: error: cannot stat: {exc.strerror}") from None
-    if not os.access(real, os.W_OK):
+    # No write bit at all is a read-only file even for root (for whom access() says yes).
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
         raise WriteError(f"{target}: error: file is read-only, not modified")
     fd, tmp_name = -1, ""
     try:

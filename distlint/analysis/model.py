@@ -58,6 +58,8 @@ class CreationKind(enum.Enum):
     KNOWN_HELPER = "known helper"  # _create_process_group_nccl etc. (bases defined elsewhere) + pg-helpers
     DECORATOR = "decorator"  # @with_comms + pg-decorators
     DEVICE_MESH = "init_device_mesh"  # creates the default PG when none exists
+    LOCAL_FUNCTION = "module function"  # a module-level function of this file that does one of the above
+    BASE_RUN = "base class"  # the base's worker creates it before every test (FSDPTest._run); node = test name
 
 
 @dataclass
@@ -85,6 +87,13 @@ class PGCreation:
     store_statements: List[cst.BaseStatement] = field(default_factory=list)
     #: The helper FunctionDef that performs the creation, when it is a same-file helper.
     helper: Optional[cst.FunctionDef] = None
+    #: Every same-file helper followed from the test to the creation, outermost (called by the test) first.
+    helper_chain: Tuple[cst.FunctionDef, ...] = ()
+    #: SELF_HELPER only: the creation as seen inside ``helper`` (its ``statement``,
+    #: ``bound_name`` and ``store_statements`` refer to the helper's body), so that
+    #: ``distlint migrate`` can tell a PG factory (``pg = self._create_pg(store)``) from a
+    #: helper that creates the PG and does the test's work. None when not followed.
+    inner: Optional["PGCreation"] = None
 
     def describe(self) -> str:
         """'via self._init_process -> init_process_group' style text."""
@@ -116,6 +125,9 @@ class TestAnalysis:
     ineligible: List[Ineligibility] = field(default_factory=list)
     #: ``self.<attr>`` names the test (and the helpers it calls) use: methods, properties, attributes.
     self_attributes: Tuple[str, ...] = ()
+    #: Trailing teardown inside a helper the test calls last: (helper, statement), e.g. a helper ending
+    #: in ``destroy_process_group()``. Fine for eligibility; the helper must drop it when migrated.
+    helper_teardown: List[Tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
 
     @property
     def creates_pg(self) -> bool:
@@ -148,6 +160,10 @@ class ClassAnalysis:
     tests: List[TestAnalysis] = field(default_factory=list)
     #: Continuous classes only: PG lifecycle calls inside tests (DL203): (test name, call node, what).
     lifecycle_calls: List[Tuple[str, cst.Call, str]] = field(default_factory=list)
+    #: Statements of the class's setUp (own or from a same-file base) that set PG environment
+    #: (``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``): a continuous class must set them
+    #: before its workers start.
+    setup_environment: List[cst.BaseStatement] = field(default_factory=list)
 
     @property
     def pg_tests(self) -> List[TestAnalysis]:

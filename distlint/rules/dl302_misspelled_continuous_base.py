@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import List, Optional
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
+from distlint.analysis.names import node_names, qualified_name_map
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
 MISSPELLED = "MultiProcContinousTest"
@@ -48,7 +48,6 @@ class MisspelledContinuousBase(LintRule):
     code = "DL302"
     name = "misspelled-continuous-base"
     fixable = True
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
     TRIGGER_WORDS = frozenset({MISSPELLED})
 
     VALID = [
@@ -124,8 +123,7 @@ class MisspelledContinuousBase(LintRule):
         self._uses: List[cst.Name] = []
 
     def _is_misspelled_base(self, node: cst.CSTNode) -> bool:
-        names = self.get_metadata(QualifiedNameProvider, node, set())
-        return any(q.name in MISSPELLED_QUALIFIED for q in names)
+        return bool(node_names(qualified_name_map(self.context.wrapper), node) & MISSPELLED_QUALIFIED)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is None or isinstance(node.names, cst.ImportStar):

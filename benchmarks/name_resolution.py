@@ -1,0 +1,96 @@
+"""Cost of qualified names: libcst's provider (as the linter used it) vs ``NameResolver``, side by side.
+
+For every file (default: ``fixtures/pg``), median of ``--repeat`` runs, CPU time of this process:
+
+* parse         - ``libcst.parse_module`` alone;
+* provider      - parse + ``analyze_module`` on libcst's names (ScopeProvider + the linter's lazy
+                  ``QualifiedNameProvider`` map: what DL2xx paid before);
+* resolver      - parse + ``analyze_module`` on ``NameResolver`` (what they pay now);
+* lint old/new  - ``lint_source`` with DL201-DL203, DL301, DL302 selected: the rules declaring
+                  ``QualifiedNameProvider`` under ``use_libcst_provider()`` (old) and as shipped (new).
+
+Usage: python benchmarks/name_resolution.py [--repeat 5] [PATH ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import libcst as cst  # noqa: E402
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider  # noqa: E402
+
+from distlint.analysis.names import use_libcst_provider  # noqa: E402
+from distlint.analysis.pg import analyze_module  # noqa: E402
+from distlint.config import Config  # noqa: E402
+from distlint.linter import LazyQualifiedNames, lint_source  # noqa: E402
+from distlint.rules import rules_by_code  # noqa: E402
+
+CODES = ("DL201", "DL202", "DL203", "DL301", "DL302")
+
+
+def _median(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def main(argv: List[str] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", default=[str(ROOT / "fixtures" / "pg")])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    files = sorted(p for root in args.paths for p in (Path(root).rglob("test_*.py") if Path(root).is_dir() else [Path(root)]))
+    config = Config(select=("DL2", "DL3"))
+    rules = [rules_by_code()[code] for code in CODES]
+
+    def provider(source: bytes) -> None:
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        wrapper._metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))
+        with use_libcst_provider():
+            analyze_module(wrapper, config)
+
+    def resolver(source: bytes) -> None:
+        analyze_module(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), config)
+
+    def lint_old(source: bytes, path: str) -> None:
+        # The rules as they were: declaring QualifiedNameProvider, so the linter hands them its
+        # lazy provider map (ScopeProvider behind it), which qualified_name_map then returns.
+        old = [type(rule.__name__, (rule,), {"METADATA_DEPENDENCIES": (QualifiedNameProvider,)}) for rule in rules]
+        with use_libcst_provider():
+            lint_source(source, path, config, old)
+
+    columns = ("parse", "provider", "resolver", "lint old", "lint new")
+    totals = dict.fromkeys(columns, 0.0)
+    print(f"{'file':40} {'KB':>5} " + " ".join(f"{c + ' ms':>12}" for c in columns) + f" {'lint speedup':>12}")
+    for path in files:
+        source = path.read_bytes()
+        row = {
+            "parse": _median(lambda: cst.parse_module(source), args.repeat),
+            "provider": _median(lambda: provider(source), args.repeat),
+            "resolver": _median(lambda: resolver(source), args.repeat),
+            "lint old": _median(lambda: lint_old(source, str(path)), args.repeat),
+            "lint new": _median(lambda: lint_source(source, str(path), config, rules), args.repeat),
+        }
+        for key, value in row.items():
+            totals[key] += value
+        name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        print(f"{name[-40:]:40} {len(source) / 1024:5.1f} " + " ".join(f"{row[c] * 1e3:12.1f}" for c in columns)
+              + f" {row['lint old'] / max(row['lint new'], 1e-9):11.2f}x")
+    print(f"{'total (' + str(len(files)) + ' files)':40} {'':5} " + " ".join(f"{totals[c] * 1e3:12.1f}" for c in columns)
+          + f" {totals['lint old'] / max(totals['lint new'], 1e-9):11.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

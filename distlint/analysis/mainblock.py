@@ -1,0 +1,788 @@
+"""Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL104).
+
+Two views of the same facts:
+
+* :func:`analyze_main_block` works on the libcst module and is what every DL1xx finding
+  comes from (rules call :func:`main_block_facts` so the analysis runs once per file).
+* :func:`screen_shape` works on the stdlib ``ast`` tree the linter's pre-screen already
+  has; it is *conservative*: the rules' ``may_report`` only says "cannot report" when
+  the libcst analysis provably agrees (see the soundness notes on :class:`ScreenShape`).
+
+Name resolution uses an import table built from the module's own import statements
+(:class:`ImportTable`) instead of libcst's metadata. Measured file by file over 54 real
+test-sized modules (``notes/main_bench_names.py``, table in ``notes/main_BENCHMARKS.md``),
+relative to the libcst parse itself: this whole analysis costs 0.21x, ``ScopeProvider``
+2.65x, ``QualifiedNameProvider`` 5.4x. The rules only need to know which
+callable a call names, at module level and in a handful of functions, so the table is
+enough: ``import a.b as c``, ``from a import b as c``, star imports, simple aliases
+(``rt = common_utils.run_tests``) and function-local imports are followed. What a call
+is *written* as also counts (``run_tests()`` is a runner even when its import is
+unusual), which errs towards "this block runs the tests", i.e. towards fewer false
+DL102 reports.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import weakref
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from distlint.analysis.names import dotted_name, names_match_any
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+    from distlint.linter import FileContext, PreScreen
+
+TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
+DISTLINT_RUNNER_MODULE = "distlint.runtime"
+#: Modules whose ``run_tests`` is always a runner, whatever the config says.
+RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNNER_MODULE)
+#: Callables that run a module's tests without being the ``run_tests`` convention:
+#: they make a main block valid (DL102) and are bad at import (DL104), but importing
+#: them does not make a module "belong" to the convention (DL101): torchrec-style
+#: suites import ``unittest`` and are run by pytest.
+GENERIC_RUNNERS = ("unittest.main", "pytest.main")
+#: Calls that mean "this file is not meant to be run directly" (PyTorch's helper raises).
+RAISERS = ("raise_on_run_directly",)
+
+_TEST_BASE = re.compile(r"(TestCase|TestBase|Test|Tests)$")
+_INSTANTIATE_TESTS = re.compile(r"^instantiate_\w*tests$")
+
+
+def convention_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
+    """Runners whose import makes a module part of the ``run_tests`` convention (DL101)."""
+    return tuple(dict.fromkeys((*config_runners, *(f"{m}.run_tests" for m in RUNNER_MODULES))))
+
+
+def all_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
+    """Every callable that runs the tests (DL102, DL104)."""
+    return (*convention_runners(config_runners), *GENERIC_RUNNERS)
+
+
+def _last(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+def file_label(path: str) -> str:
+    """The file name shown in messages (``python test_x.py``)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] or "test_x.py"
+
+
+# -- guards --------------------------------------------------------------------------------
+
+def is_main_guard(node: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
+    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison):
+        return False
+    test = node.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    return (_is_dunder_name(left) and _is_main_string(right)) or (_is_dunder_name(right) and _is_main_string(left))
+
+
+def _is_dunder_name(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "__name__"
+
+
+def _is_main_string(node: cst.BaseExpression) -> bool:
+    # ConcatenatedString is accepted too: stdlib ast cannot tell it apart, and the
+    # pre-screen must agree with this function.
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return node.evaluated_value == "__main__"
+    return False
+
+
+def is_ast_main_guard(node: ast.AST) -> bool:
+    """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    left, right = test.left, test.comparators[0]
+
+    def dunder(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id == "__name__"
+
+    def main(n: ast.AST) -> bool:
+        return isinstance(n, ast.Constant) and n.value == "__main__"
+
+    return (dunder(left) and main(right)) or (dunder(right) and main(left))
+
+
+# -- names -------------------------------------------------------------------------------------
+
+class ImportTable:
+    """What names mean in one scope, from import statements (and simple aliases).
+
+    A name bound several times (``try: from a import x`` / ``except ImportError: from b
+    import x``) means all of its bindings. ``parent`` is the enclosing (module) scope.
+    """
+
+    def __init__(self, parent: Optional["ImportTable"] = None) -> None:
+        self.parent = parent
+        self.bindings: Dict[str, Set[str]] = {}
+        #: Modules imported with ``import a.b.c`` (no alias): ``a.b.c.f`` is usable.
+        self.imported_modules: Set[str] = set()
+        self.star_modules: List[str] = []
+
+    def _bind(self, name: str, targets: Iterable[str]) -> None:
+        self.bindings.setdefault(name, set()).update(targets)
+
+    def add_import(self, module: str, asname: Optional[str]) -> None:
+        if asname:
+            self._bind(asname, [module])
+        else:
+            head = module.split(".", 1)[0]
+            self._bind(head, [head])
+            self.imported_modules.add(module)
+
+    def add_from(self, module: str, name: str, asname: Optional[str]) -> None:
+        if name == "*":
+            self.star_modules.append(module)
+        else:
+            self._bind(asname or name, [f"{module}.{name}" if module else name])
+
+    def add_local(self, name: str) -> None:
+        """A module-level ``def``/``class``: the name means itself."""
+        self._bind(name, [name])
+
+    def add_alias(self, name: str, dotted: str) -> None:
+        """``name = a.b`` (resolved now: aliases are rare and written after their import)."""
+        self._bind(name, self.resolve(dotted))
+
+    def lookup(self, name: str) -> Optional[Set[str]]:
+        table: Optional[ImportTable] = self
+        while table is not None:
+            if name in table.bindings:
+                return table.bindings[name]
+            table = table.parent
+        return None
+
+    def _stars(self) -> List[str]:
+        table: Optional[ImportTable] = self
+        stars: List[str] = []
+        while table is not None:
+            stars.extend(table.star_modules)
+            table = table.parent
+        return stars
+
+    def resolve(self, dotted: str) -> FrozenSet[str]:
+        """Qualified names ``dotted`` may refer to (itself when unbound)."""
+        head, _, rest = dotted.partition(".")
+        suffix = f".{rest}" if rest else ""
+        bound = self.lookup(head)
+        if bound is None:
+            bound = {head, *(f"{module}.{head}" for module in self._stars())}
+        return frozenset(f"{target}{suffix}" for target in bound)
+
+    def candidates(self, func: cst.BaseExpression) -> FrozenSet[str]:
+        """Names a call's ``func`` may mean: its resolutions plus what it is written as."""
+        written = dotted_name(func)
+        if written is None:
+            return frozenset()
+        return self.resolve(written) | {written}
+
+    def module_names(self) -> Set[str]:
+        """All qualified names this table (and its parents) binds, for "uses module X" checks."""
+        found: Set[str] = set()
+        table: Optional[ImportTable] = self
+        while table is not None:
+            for targets in table.bindings.values():
+                found |= targets
+            found |= table.imported_modules
+            found |= set(table.star_modules)
+            table = table.parent
+        return found
+
+
+def _module_of(node: cst.ImportFrom) -> str:
+    dots = "." * len(node.relative)
+    return dots + (dotted_name(node.module) or "") if node.module is not None else dots
+
+
+def record_import(table: ImportTable, node: Union[cst.Import, cst.ImportFrom]) -> None:
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            table.add_import(dotted_name(alias.name) or "", _asname(alias))
+        return
+    module = _module_of(node)
+    if isinstance(node.names, cst.ImportStar):
+        table.add_from(module, "*", None)
+        return
+    for alias in node.names:
+        table.add_from(module, dotted_name(alias.name) or "", _asname(alias))
+
+
+def _asname(alias: cst.ImportAlias) -> Optional[str]:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return None
+
+
+# -- scanning code that runs -------------------------------------------------------------------
+
+class _BodyScan:
+    """What a block of code does when it runs: its calls, imports, definitions.
+
+    The bodies of ``def``, ``class`` and ``lambda`` do not run, so they are not entered
+    (the definitions themselves are recorded). With ``stop_at_guards`` a nested main
+    guard is recorded and not entered (its code does not run at import).
+    """
+
+    def __init__(self) -> None:
+        self.calls: List[cst.Call] = []
+        self.imports: List[Union[cst.Import, cst.ImportFrom]] = []
+        self.aliases: List[Tuple[str, str]] = []
+        self.functions: List[cst.FunctionDef] = []
+        self.classes: List[cst.ClassDef] = []
+        self.nested_guards: List[cst.If] = []
+
+
+#: Node types that never contain code (whitespace, punctuation): not walked.
+_INERT = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+          cst.Comment, cst.LeftParen, cst.RightParen, cst.Comma, cst.Dot, cst.Semicolon,
+          cst.BaseAugOp, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)
+_NOT_CODE_FIELDS = frozenset({"lpar", "rpar", "leading_lines", "header", "footer", "semicolon", "comma",
+                              "lines_after_decorators", "trailing_whitespace", "newline"})
+_CODE_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _code_fields(node_type: type) -> Tuple[str, ...]:
+    names = _CODE_FIELDS.get(node_type)
+    if names is None:
+        names = _CODE_FIELDS[node_type] = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if not f.name.startswith("whitespace") and f.name not in _NOT_CODE_FIELDS)
+    return names
+
+
+def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Code children in source order, read from the dataclass fields.
+
+    libcst's own visitor machinery rebuilds every node it passes; reading fields is
+    about 3.5x faster (measured on torch/testing/_internal), which matters because
+    module-level code of big test files (op databases) is large.
+    """
+    children: List[cst.CSTNode] = []
+    for name in _code_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, _INERT):
+                children.append(value)
+        elif isinstance(value, (list, tuple)):
+            children.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _INERT))
+    return children
+
+
+def _scan(nodes: Iterable[cst.CSTNode], stop_at_guards: bool = False) -> _BodyScan:
+    scan = _BodyScan()
+    stack = list(reversed(list(nodes)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            scan.functions.append(node)
+            continue
+        if isinstance(node, cst.ClassDef):
+            scan.classes.append(node)
+            continue
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, cst.If) and stop_at_guards and is_main_guard(node):
+            scan.nested_guards.append(node)
+            continue
+        if isinstance(node, cst.Call):
+            scan.calls.append(node)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            scan.imports.append(node)
+            continue
+        elif isinstance(node, cst.Assign):
+            _record_alias(node, scan.aliases)
+        stack.extend(reversed(_children(node)))
+    return scan
+
+
+def _record_alias(node: cst.Assign, aliases: List[Tuple[str, str]]) -> None:
+    if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        value = dotted_name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else None
+        if value is not None:
+            aliases.append((node.targets[0].target.value, value))
+
+
+def _directly_raises(block: cst.BaseSuite) -> bool:
+    """A ``raise`` among the block's own statements (not one hidden in a branch)."""
+    for statement in block.body:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+        if any(isinstance(small, cst.Raise) for small in smalls):
+            return True
+    return False
+
+
+# -- test definitions --------------------------------------------------------------------------
+
+def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
+    """Named ``Test*``, derived from a TestCase-ish base (or a test class of this module),
+    or defining ``test_*`` methods."""
+    if node.name.value.startswith("Test"):
+        return True
+    for base in node.bases:
+        written = dotted_name(base.value)
+        if written and (_TEST_BASE.search(_last(written)) or written in known_test_classes):
+            return True
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(s, cst.FunctionDef) and s.name.value.startswith("test_") for s in body)
+
+
+@dataclass(frozen=True)
+class TestDefinition:
+    """A module-level test class, ``test_*`` function or ``instantiate_*_tests(...)`` call."""
+
+    name: str
+    node: cst.CSTNode
+    #: Index in ``module.body`` of the top-level statement that holds it.
+    index: int
+    #: ``instantiate_device_type_tests(...)`` & co: generates tests, defines none itself.
+    generator: bool = False
+
+
+# -- the facts ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunnerCall:
+    """A call that runs the tests, and how: ``chain`` is e.g. ``("main", "run_tests")``."""
+
+    call: cst.Call
+    chain: Tuple[str, ...]
+
+    @property
+    def described(self) -> str:
+        written = dotted_name(self.call) or "call"
+        if len(self.chain) <= 1:
+            return f"`{written}()`"
+        return f"`{written}()` (which calls `{self.chain[-1]}`)"
+
+
+@dataclass(frozen=True)
+class MainGuard:
+    node: cst.If
+    index: int
+    #: The first call in the block that runs the tests, if any.
+    runner: Optional[RunnerCall]
+    #: The block raises ("not meant to be run directly").
+    raises: bool
+
+
+@dataclass(frozen=True)
+class ImportTimeRun:
+    """A runner called at module level outside the guard (DL104)."""
+
+    #: The top-level statement (index into ``module.body``) that runs it at import.
+    index: int
+    statement: cst.BaseStatement
+    runner: RunnerCall
+    #: Whether the statement can be moved under the guard: it binds no module name.
+    movable: bool
+
+
+@dataclass
+class MainBlockFacts:
+    module: cst.Module
+    imports: ImportTable
+    guards: List[MainGuard] = field(default_factory=list)
+    tests: List[TestDefinition] = field(default_factory=list)
+    import_time_runs: List[ImportTimeRun] = field(default_factory=list)
+    #: The convention-runner module the file already uses, for fixes.
+    runner_module_in_use: Optional[str] = None
+    _uses_convention_runner: Optional[Callable[[], bool]] = field(default=None, repr=False)
+
+    @cached_property
+    def nested_guards(self) -> List[cst.If]:
+        """``if __name__ == "__main__":`` nested inside another statement (a ``def``, an
+        ``if``, a ``try``...): not a main block. Computed on demand (only DL101 asks);
+        walks statements only, never expressions, so it stays cheap on big files."""
+        top = {id(guard.node) for guard in self.guards}
+        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_main_guard(s)]
+
+    @cached_property
+    def uses_convention_runner(self) -> bool:
+        """The module imports (or refers to) a convention runner (computed on demand:
+        it may walk the whole module, and only DL101 needs it)."""
+        return bool(self._uses_convention_runner and self._uses_convention_runner())
+
+    @property
+    def has_tests(self) -> bool:
+        return any(not t.generator for t in self.tests)
+
+    @property
+    def running_guard(self) -> Optional[MainGuard]:
+        """The first guard that runs the tests: code after it never runs under ``python file.py``."""
+        return next((g for g in self.guards if g.runner is not None), None)
+
+    def tests_after(self, guard: MainGuard) -> List[TestDefinition]:
+        return [t for t in self.tests if t.index > guard.index]
+
+
+class _Analysis:
+    def __init__(self, module: cst.Module, config_runners: Sequence[str]) -> None:
+        self.module = module
+        self.runners = all_runners(config_runners)
+        self.convention = convention_runners(config_runners)
+        self.table = ImportTable()
+        self.functions: Dict[str, List[cst.FunctionDef]] = {}
+        self._local_tables: Dict[int, ImportTable] = {}
+        self._module_scans: List[Tuple[int, cst.BaseStatement, _BodyScan]] = []
+
+    # -- following calls into this module's functions --------------------------------------
+    def _function_table(self, function: cst.FunctionDef) -> ImportTable:
+        table = self._local_tables.get(id(function))
+        if table is None:
+            table = ImportTable(self.table)
+            for node in _scan(function.body.body).imports:
+                record_import(table, node)
+            self._local_tables[id(function)] = table
+        return table
+
+    def _callees(self, call: cst.Call, table: ImportTable) -> List[cst.FunctionDef]:
+        """Functions of this module a bare-name call may enter (not shadowed by an import)."""
+        if not isinstance(call.func, cst.Name):
+            return []
+        name = call.func.value
+        bound = table.lookup(name)
+        if bound is not None and name not in bound:
+            return []
+        return self.functions.get(name, [])
+
+    def find_runner(self, calls: Sequence[cst.Call], table: ImportTable, at_import: bool = False,
+                    seen: Optional[Set[int]] = None) -> Optional[RunnerCall]:
+        """The first of ``calls`` that runs the tests, following this module's functions.
+
+        ``at_import``: the calls run at import, where ``__name__`` is not ``"__main__"``,
+        so a guard inside a followed function does not run."""
+        seen = set() if seen is None else seen
+        for call in calls:
+            if names_match_any(table.candidates(call.func), self.runners):
+                return RunnerCall(call, (dotted_name(call) or "",))
+            for function in self._callees(call, table):
+                if id(function) in seen:
+                    continue
+                seen.add(id(function))
+                calls_inside = _scan(function.body.body, stop_at_guards=at_import).calls
+                inner = self.find_runner(calls_inside, self._function_table(function), at_import, seen)
+                if inner is not None:
+                    return RunnerCall(call, (function.name.value, *inner.chain))
+        return None
+
+    def raises(self, block: cst.BaseSuite, calls: Sequence[cst.Call], table: ImportTable,
+               seen: Optional[Set[int]] = None) -> bool:
+        """Whether running ``block`` raises on its straight path (or calls a raiser)."""
+        if _directly_raises(block):
+            return True
+        seen = set() if seen is None else seen
+        for call in calls:
+            if names_match_any(table.candidates(call.func), RAISERS):
+                return True
+            for function in self._callees(call, table):
+                if id(function) not in seen:
+                    seen.add(id(function))
+                    if self.raises(function.body, _scan(function.body.body).calls,
+                                   self._function_table(function), seen):
+                        return True
+        return False
+
+    # -- the module ------------------------------------------------------------------------
+    def run(self) -> MainBlockFacts:
+        module_scans = self._module_scans
+        guard_nodes: List[Tuple[int, cst.If]] = []
+        for index, statement in enumerate(self.module.body):
+            if is_main_guard(statement):
+                guard_nodes.append((index, statement))
+            else:
+                module_scans.append((index, statement, _scan([statement], stop_at_guards=True)))
+        for _, _, scan in module_scans:
+            for node in scan.imports:
+                record_import(self.table, node)
+            for definition in (*scan.functions, *scan.classes):
+                self.table.add_local(definition.name.value)
+            for function in scan.functions:
+                self.functions.setdefault(function.name.value, []).append(function)
+        for _, _, scan in module_scans:
+            for name, value in scan.aliases:
+                self.table.add_alias(name, value)
+
+        facts = MainBlockFacts(self.module, self.table)
+        for index, node in guard_nodes:
+            table = ImportTable(self.table)
+            scan = _scan(node.body.body)
+            for imported in scan.imports:
+                record_import(table, imported)
+            facts.guards.append(MainGuard(node, index, self.find_runner(scan.calls, table),
+                                          self.raises(node.body, scan.calls, table)))
+        known_classes: Set[str] = set()
+        for index, statement, scan in module_scans:
+            self._collect_tests(index, scan, known_classes, facts.tests)
+            runner = self.find_runner(scan.calls, self.table, at_import=True)
+            if runner is not None:
+                facts.import_time_runs.append(ImportTimeRun(index, statement, runner, not _binds_names(statement)))
+        facts.runner_module_in_use = self._runner_module_in_use()
+        facts._uses_convention_runner = self._uses_convention_runner
+        return facts
+
+    def _collect_tests(self, index: int, scan: _BodyScan, known: Set[str], out: List[TestDefinition]) -> None:
+        for node in scan.classes:
+            if is_test_class(node, known):
+                known.add(node.name.value)
+                out.append(TestDefinition(node.name.value, node, index))
+        for node in scan.functions:
+            if node.name.value.startswith("test_"):
+                out.append(TestDefinition(node.name.value, node, index))
+        for call in scan.calls:
+            written = dotted_name(call)
+            if written and _INSTANTIATE_TESTS.match(_last(written)):
+                out.append(TestDefinition(f"{written}(...)", call, index, generator=True))
+        out.sort(key=lambda t: t.index)
+
+    def _uses_convention_runner(self) -> bool:
+        """An import binds a convention runner, or module-level code or a module-level
+        function calls one through its module (``cu.run_tests()``).
+
+        Method bodies are not searched: a runner is not called from a test method, and
+        walking every expression of a big file would cost as much as parsing it.
+        """
+        for name, targets in self.table.bindings.items():
+            if names_match_any({name, *targets}, self.convention) and name not in self.functions:
+                return True
+        places = [(scan.calls, self.table) for _, _, scan in self._module_scans]
+        places += [(_scan(f.body.body).calls, self._function_table(f))
+                   for functions in self.functions.values() for f in functions]
+        for calls, table in places:
+            for call in calls:
+                if isinstance(call.func, cst.Name) and call.func.value in self.functions:
+                    continue  # a local function that happens to be called run_tests
+                if names_match_any(table.candidates(call.func), self.convention):
+                    return True
+        return False
+
+    def _runner_module_in_use(self) -> Optional[str]:
+        used = self.table.module_names()
+        for module in (DISTLINT_RUNNER_MODULE, TORCH_RUNNER_MODULE):
+            if any(name == module or name.startswith(module + ".") for name in used):
+                return module
+        return None
+
+
+def _inner_statements(node: cst.CSTNode) -> List[cst.CSTNode]:
+    inner: List[cst.CSTNode] = []
+    for attribute in ("body", "orelse", "finalbody"):
+        child = getattr(node, attribute, None)
+        if isinstance(child, cst.IndentedBlock):
+            inner.extend(child.body)
+        elif isinstance(child, (cst.If, cst.Else, cst.Finally)):
+            inner.append(child)
+    for attribute in ("handlers", "cases"):
+        inner.extend(getattr(node, attribute, None) or ())
+    return inner
+
+
+def iter_statements(statements: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Every statement in ``statements`` and, recursively, in their blocks (``def`` and
+    ``class`` bodies included; ``else``/``except``/``finally`` clauses are yielded too)."""
+    stack = list(reversed(statements))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, cst.SimpleStatementLine):
+            stack.extend(reversed(_inner_statements(node)))
+
+
+class _Binder(cst.CSTVisitor):
+    binds = False
+
+    def _mark(self) -> bool:
+        self.binds = True
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        return self._mark()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        return self._mark()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        return self._mark()
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        return self._mark()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return self._mark()
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return self._mark()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self._mark()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return self._mark()
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return self._mark()
+
+    def visit_For(self, node: cst.For) -> bool:
+        return self._mark()
+
+    def visit_AsName(self, node: cst.AsName) -> bool:  # with ... as x, except E as x
+        return self._mark()
+
+    def visit_Del(self, node: cst.Del) -> bool:
+        return self._mark()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _binds_names(statement: cst.CSTNode) -> bool:
+    """Whether moving ``statement`` under the guard could hide a name other code uses."""
+    binder = _Binder()
+    statement.visit(binder)
+    return binder.binds
+
+
+def analyze_main_block(module: cst.Module, config_runners: Sequence[str] = ("run_tests",)) -> MainBlockFacts:
+    """The main-block facts of ``module`` (no metadata needed: any libcst module works)."""
+    return _Analysis(module, config_runners).run()
+
+
+def main_block_facts(context: "FileContext") -> MainBlockFacts:
+    """:func:`analyze_main_block` for the linted file, computed once for all DL1xx rules."""
+    runners = context.config.runners
+    return context.fact(("mainblock", runners), lambda ctx: analyze_main_block(ctx.module, runners))
+
+
+# -- the pre-screen ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScreenShape:
+    """Cheap, conservative facts from the stdlib ``ast`` tree.
+
+    Soundness (what the rules' ``may_report`` relies on), for the same source:
+    ``has_guard`` equals "the libcst analysis finds a top-level guard";
+    ``guard_surely_runs`` implies some libcst guard runs a runner or raises (it only
+    looks at calls *written* as a runner directly in a guard body, and libcst counts
+    what a call is written as); ``code_after_guard`` is implied by tests after the guard;
+    ``may_have_tests`` and ``may_run_at_import`` are implied by their libcst facts.
+    """
+
+    has_guard: bool
+    guard_surely_runs: bool
+    code_after_guard: bool
+    may_have_tests: bool
+    may_run_at_import: bool
+
+
+def _ast_dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _ast_dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _runner_aliases(tree: ast.Module, runner_last: Set[str]) -> Set[str]:
+    """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``)."""
+    names = set(runner_last)
+    assigns: List[Tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.asname and _last(alias.name) in names:
+                    names.add(alias.asname)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _ast_dotted(node.value)
+            if value:
+                assigns.append((node.targets[0].id, value))
+    changed = True
+    while changed:  # chains of aliases: a = run_tests; b = a
+        changed = False
+        for target, value in assigns:
+            if _last(value) in names and target not in names:
+                names.add(target)
+                changed = True
+    return names
+
+
+def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
+    """Calls in ``node`` that may run when it runs (def/class/lambda bodies excluded)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Call):
+            yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
+    runners = all_runners(config_runners)
+    runner_last = {_last(r) for r in runners}
+    guards = [s for s in tree.body if is_ast_main_guard(s)]
+    guard_surely_runs = False
+    for guard in guards:
+        for statement in guard.body:
+            if isinstance(statement, ast.Raise):
+                guard_surely_runs = True
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+                written = _ast_dotted(statement.value.func)
+                if written and names_match_any({written}, (*runners, *RAISERS)):
+                    guard_surely_runs = True
+    code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
+    may_have_tests = False
+    defined: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            may_have_tests = True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+            may_have_tests = may_have_tests or node.name.startswith("test_")
+    suspicious = _runner_aliases(tree, runner_last)
+    may_run_at_import = False
+    for statement in tree.body:
+        if statement in guards:
+            continue
+        for call in _ast_calls_at_import(statement):
+            written = _ast_dotted(call.func)
+            if written and (_last(written) in suspicious or written in defined):
+                may_run_at_import = True
+                break
+        if may_run_at_import:
+            break
+    return ScreenShape(bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import)
+
+
+_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShape]:
+    """The file's :class:`ScreenShape` (memoised per screen); ``None`` when ``ast`` cannot parse it."""
+    per_screen = _SHAPES.setdefault(screen, {})
+    key = tuple(config.runners)
+    if key not in per_screen:
+        tree = screen.ast_module
+        per_screen[key] = None if tree is None else screen_shape(tree, config.runners)
+    return per_screen[key]
+
+
+def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
+    """Conservative: a convention runner's name occurs in the file (every import or use
+    of one spells its last name component)."""
+    return screen.has_any_word({_last(r) for r in convention_runners(config.runners)})

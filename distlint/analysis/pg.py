@@ -1,0 +1,305 @@
+"""The process-group analysis: per class, its execution model; per test, how it gets its PG
+and whether it could run on a PG shared by the class.
+
+One entry point for everyone: :func:`analyze_module` (``distlint migrate`` calls it with its
+own ``MetadataWrapper``); lint rules use :func:`module_analysis`, which computes it once per
+file and shares it between DL201, DL202 and DL203. The result follows the contract in
+``distlint.analysis.model``. Never imports torch.
+
+Pieces: ``execution`` (class models), ``pgcreation`` (what one call does to a PG),
+``pgscan`` (walking a test and its helpers), ``eligibility`` (reasons).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from distlint.analysis.eligibility import TestEvidence, class_facts, ineligibilities
+from distlint.analysis.execution import (
+    BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, ClassTable, class_functions, class_model,
+    external_base_names, world_size_fact,
+)
+from distlint.analysis.model import (
+    ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis,
+)
+from distlint.analysis.names import QualifiedNames, qualified_name_map
+from distlint.analysis.pgcreation import (
+    ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, CallFacts,
+    callee_last_name, config_names,
+)
+from distlint.analysis.pgscan import CreationEvent, ScanContext, Site, StoreStatement, decorator_events, scan_function
+from distlint.config import Config
+
+if TYPE_CHECKING:
+    from distlint.linter import FileContext
+
+FACT_KEY = "distlint.analysis.pg.module_analysis"
+_NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEVICE_MESH)
+
+
+def analyze_module(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
+    """Analyse every class of the module (nodes are ``wrapper.module``'s)."""
+    names = qualified_name_map(wrapper)
+    table = ClassTable.build(wrapper.module)
+    context = ScanContext(names, table, config)
+    return ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
+
+
+def module_analysis(context: "FileContext") -> ModuleAnalysis:
+    """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
+    return context.fact(FACT_KEY, lambda ctx: analyze_module(ctx.wrapper, ctx.config))
+
+
+# -- pre-screen words (cheap, conservative: a file without them cannot have a DL2xx finding) -------
+
+def per_test_words(config: Config) -> FrozenSet[str]:
+    """A per-test spawn class needs one of these in the file."""
+    return frozenset(SPAWN_METHODS) | PER_TEST_BASES | config_names(config.per_test_bases)
+
+
+def creation_words(config: Config) -> FrozenSet[str]:
+    """A PG creation needs one of these in the file (helpers end in one of them too)."""
+    return (frozenset({"init_process_group", "init_device_mesh"}) | frozenset(BACKEND_CONSTRUCTORS)
+            | frozenset(KNOWN_HELPERS) | KNOWN_PG_DECORATORS | BASE_RUN_PG
+            | config_names(config.pg_helpers) | config_names(config.pg_decorators))
+
+
+def continuous_words(config: Config) -> FrozenSet[str]:
+    return CONTINUOUS_BASES | config_names(config.continuous_bases)
+
+
+def lifecycle_words() -> FrozenSet[str]:
+    return frozenset({"init_process_group", "destroy_process_group", "destroy_pg"}) | ABORT_FUNCTIONS | ABORT_METHODS
+
+
+# -- classes --------------------------------------------------------------------------------------
+
+def _analyze_class(context: ScanContext, cls: cst.ClassDef) -> ClassAnalysis:
+    names, table = context.names, context.table
+    decided = class_model(table, names, cls, context.config)
+    analysis = ClassAnalysis(
+        name=cls.name.value, node=cls, model=decided.model, model_reason=decided.reason,
+        bases=tuple(_base_name(context, base) for base in cls.bases if base.keyword is None),
+        subclasses=table.subclasses(names, cls))
+    tests = [f for f in class_functions(cls) if f.name.value.startswith("test")]
+    if decided.model is ExecutionModel.PER_TEST_SPAWN:
+        _analyze_per_test(context, cls, analysis, tests, decided.deciding_base)
+    elif decided.model is ExecutionModel.CONTINUOUS:
+        _analyze_continuous(context, cls, analysis, tests)
+    else:
+        analysis.tests = [TestAnalysis(t.name.value, t) for t in tests]
+    return analysis
+
+
+def _base_name(context: ScanContext, base: cst.Arg) -> str:
+    local = context.table.local_base(context.names, base)
+    if local is not None:
+        return local.name.value
+    found = external_base_names(context.names, base.value)
+    return found[0] if found else ""
+
+
+def _analyze_per_test(context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis,
+                      tests: List[cst.FunctionDef], deciding_base: Optional[str]) -> None:
+    names, table = context.names, context.table
+    world_size = world_size_fact(table, names, cls)
+    analysis.world_size = world_size.value
+    analysis.world_size_node = world_size.node if world_size.owner is cls else None
+    setup = table.method(names, cls, "setUp")
+    if setup is not None:
+        setup_scan = scan_function(context, setup[1], setup[0])
+        for event in setup_scan.env:
+            if event.site.statement is not None and event.site.statement not in analysis.setup_environment:
+                analysis.setup_environment.append(event.site.statement)
+    return_code_checks = _return_code_checks(context, cls)
+
+    evidence: List[TestEvidence] = []
+    for test in tests:
+        scan = scan_function(context, test, cls)
+        decorated, env_decorators, decorator_env = decorator_events(context, test)
+        events: List[CreationEvent] = []
+        if deciding_base in BASE_RUN_PG:
+            site = Site(test.name, test.name, None, -1, (f"{deciding_base}._run", "init_process_group"), (),
+                        order=(-2,))
+            events.append(CreationEvent(site, "init_process_group", "BASE_RUN", CallFacts()))
+        events += decorated + scan.creations
+        events = _drop_mesh_on_existing_pg(events)
+        creations = [_creation(context, cls, event, scan.stores) for event in events]
+        result = TestAnalysis(test.name.value, test, creations, teardown=list(scan.teardown) if creations else [],
+                              self_attributes=tuple(scan.self_attributes),
+                              helper_teardown=list(scan.helper_teardown) if creations else [])
+        analysis.tests.append(result)
+        evidence.append(TestEvidence(
+            test.name.value, test, scan, creations, [e.from_config for e in events],
+            [e.site.in_loop for e in events], env_decorators, decorator_env,
+            return_code_checks.get(test.name.value)))
+
+    facts = class_facts((c for t in analysis.tests for c in t.creations), world_size.value)
+    analysis.backend, analysis.timeout, analysis.options = facts.backend, facts.timeout, facts.options
+    if analysis.world_size is None:
+        analysis.world_size = facts.world_size
+    for result, test_evidence in zip(analysis.tests, evidence):
+        result.ineligible = ineligibilities(test_evidence, facts)
+
+
+def _drop_mesh_on_existing_pg(events: List[CreationEvent]) -> List[CreationEvent]:
+    """``init_device_mesh`` creates the default PG only when none exists yet."""
+    events = sorted(events, key=lambda e: e.site.order)
+    kept: List[CreationEvent] = []
+    for event in events:
+        if event.kind == "DEVICE_MESH" and kept:
+            continue
+        kept.append(event)
+    return kept
+
+
+def _creation(context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent,
+              stores: List[StoreStatement]) -> PGCreation:
+    """The contract's view of one creation event (``owner``: the class of ``self``)."""
+    site = event.site
+    if event.kind == "BASE_RUN":
+        kind = CreationKind.BASE_RUN
+    elif len(site.chain) > 1:
+        kind = CreationKind.SELF_HELPER if site.chain[0].startswith("self.") else CreationKind.LOCAL_FUNCTION
+    else:
+        kind = CreationKind[event.kind]
+    # Decorators and base classes have no statement; init_device_mesh's statement stays as it
+    # is on a shared PG (it builds the mesh on the existing default group).
+    statement = site.statement if kind not in _NO_STATEMENT else None
+    facts = event.facts
+    return PGCreation(
+        kind=kind, node=site.node, chain=site.chain, backend=facts.backend_literal, world_size=facts.world_size,
+        timeout=facts.timeout, options=facts.options, bound_name=_bound_name(statement, site.node),
+        statement=statement,
+        store_statements=[s.statement for s in stores if statement is not None and _mentions(site.node, s.name)],
+        helper=site.helpers[-1] if site.helpers else None, helper_chain=site.helpers,
+        inner=_inner_creation(context, owner, event) if site.helpers else None)
+
+
+def _inner_creation(context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent) -> Optional[PGCreation]:
+    """The creation as seen inside the first helper the test calls (its statements, its stores)."""
+    site = event.site
+    is_method = site.chain[0].startswith("self.")
+    helper_owner = owner if is_method else None
+    scan = scan_function(context, site.helpers[0], helper_owner)
+    for inner_event in scan.creations:
+        if inner_event.site.inner is site.inner:  # the same creation call, one level down
+            return _creation(context, helper_owner, inner_event, scan.stores)
+    return None
+
+
+def _bound_name(statement: Optional[cst.BaseStatement], call: cst.CSTNode) -> Optional[str]:
+    """``pg`` for ``pg = <call>`` (``self.pg`` for an attribute target)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(small, cst.Assign) and small.value is call:
+        target = small.targets[0].target
+    elif isinstance(small, cst.AnnAssign) and small.value is call:
+        target = small.target
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return cst.helpers.get_full_name_for_node(target)
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    found: List[cst.Name] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+        def visit_Name(self, candidate: cst.Name) -> None:
+            if candidate.value == name:
+                found.append(candidate)
+
+    node.visit(_Finder())
+    return bool(found)
+
+
+def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, str]:
+    """Tests a setUp lists in ``skip_return_code_checks`` / ``special_return_code_checks``."""
+    listed: Dict[str, str] = {}
+    lists = ("skip_return_code_checks", "special_return_code_checks")
+    for entry in context.table.linearize(context.names, cls):
+        if not isinstance(entry, cst.ClassDef):
+            continue
+        setup = next((f for f in class_functions(entry) if f.name.value == "setUp"), None)
+        if setup is None:
+            continue
+
+        class _Lines(cst.CSTVisitor):
+            def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
+                attributes: List[str] = []
+
+                class _Attrs(cst.CSTVisitor):
+                    def visit_Attribute(self, node: cst.Attribute) -> None:
+                        attributes.append(node.attr.value)
+
+                line.visit(_Attrs())
+                which = next((a for a in attributes if a in lists), None)
+                if which is not None:
+                    for attribute in attributes:
+                        if attribute.startswith("test"):
+                            listed.setdefault(attribute, which)
+                return False
+
+        setup.visit(_Lines())
+    return listed
+
+
+# -- continuous classes (DL203) ------------------------------------------------------------------
+
+def _analyze_continuous(context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis,
+                        tests: List[cst.FunctionDef]) -> None:
+    for test in tests:
+        analysis.tests.append(TestAnalysis(test.name.value, test))
+        scan = scan_function(context, test, cls)
+        calls: List[Tuple[Tuple[int, ...], cst.CSTNode, str]] = []
+        for creation in scan.creations:
+            if creation.kind == "INIT_PROCESS_GROUP":
+                calls.append((creation.site.order, creation.site.node,
+                              _what("init_process_group()", creation.site.chain[:-1])))
+        for event in scan.destroys:
+            if event.target is None or is_shared_pg(context.names, event.target):
+                calls.append((event.site.order, event.site.node, _what(event.what, event.site.chain)))
+        for event in scan.aborts:
+            if (event.target is None and event.what.rstrip("()") in ABORT_FUNCTIONS) or (
+                    event.target is not None and is_shared_pg(context.names, event.target)):
+                calls.append((event.site.order, event.site.node, _what(event.what, event.site.chain)))
+        for _, node, what in sorted(calls, key=lambda c: c[0]):
+            if isinstance(node, cst.Call):
+                analysis.lifecycle_calls.append((test.name.value, node, what))
+
+
+def _what(what: str, helpers: Tuple[str, ...]) -> str:
+    return f"{what} via {' -> '.join(helpers)}" if helpers else what
+
+
+def is_shared_pg(names: QualifiedNames, expression: cst.BaseExpression) -> bool:
+    """Whether ``expression`` is the class's shared PG: ``self.pg``, the default group, ``group.WORLD``."""
+    node: cst.CSTNode = expression
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value == "None"
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            if attr in ("pg", "process_group") and isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+                return True
+            if attr == "WORLD":
+                return True
+            node = node.value
+            continue
+        if isinstance(node, cst.Call):
+            if callee_last_name(names, node) == "_get_default_group":
+                return True
+            node = node.func
+            continue
+        return False

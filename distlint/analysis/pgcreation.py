@@ -1,0 +1,242 @@
+"""What creates, tears down or disturbs a process group: names and call shapes.
+
+Everything here is about one call at a time: which torch.distributed API a call
+resolves to (through aliases, via libcst's qualified names), and what a PG creation
+call says about backend, world size, timeout, options and store. Walking test bodies
+and following helpers is ``distlint.analysis.pgscan``'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from distlint.analysis.names import QualifiedNames, dotted_name, qualified_names
+
+# Modules under which torch exposes the c10d API (``import torch.distributed as dist``,
+# ``import torch.distributed.distributed_c10d as c10d``, the C extension).
+TORCH_DIST_MODULES = (
+    "torch.distributed",
+    "torch.distributed.distributed_c10d",
+    "torch.distributed.c10d",
+    "torch._C._distributed_c10d",
+    "torch.distributed.device_mesh",
+)
+
+#: Backend classes whose constructor creates a PG, and the backend they are.
+BACKEND_CONSTRUCTORS: Dict[str, str] = {
+    "ProcessGroupNCCL": "nccl",
+    "ProcessGroupGloo": "gloo",
+    "ProcessGroupUCC": "ucc",
+    "ProcessGroupXCCL": "xccl",
+}
+STORE_CONSTRUCTORS = frozenset({"FileStore", "TCPStore", "HashStore", "PrefixStore"})
+#: Subgroups on top of the default PG: fine on a shared PG.
+SUBGROUP_FUNCTIONS = frozenset({"new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group"})
+ABORT_FUNCTIONS = frozenset({"_abort_process_group", "abort_process_group"})
+ABORT_METHODS = frozenset({"abort", "shutdown", "_shutdown"})
+#: Collectives (module functions and PG/backend methods) and waiting on their work.
+COLLECTIVES = frozenset({
+    "all_reduce", "allreduce", "all_gather", "allgather", "all_gather_into_tensor", "_allgather_base",
+    "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "broadcast", "reduce", "gather",
+    "scatter", "all_to_all", "alltoall", "alltoall_base", "all_to_all_single", "barrier",
+    "monitored_barrier", "send", "recv", "isend", "irecv", "batch_isend_irecv", "all_gather_object",
+    "broadcast_object_list", "gather_object", "scatter_object_list", "all_gather_coalesced",
+    "all_reduce_coalesced", "allreduce_coalesced", "allgather_coalesced", "send_object_list",
+    "recv_object_list", "wait", "reduce_scatter_tensor_coalesced", "allgather_into_tensor_coalesced",
+})
+
+#: Helpers of bases defined in other files that create a PG, with where their arguments are.
+@dataclass(frozen=True)
+class HelperSignature:
+    backend: Optional[str] = None  # fixed backend, when the helper implies one
+    backend_arg: Tuple[Optional[int], Optional[str]] = (None, "backend")
+    world_size_arg: Tuple[Optional[int], Optional[str]] = (None, "world_size")
+    options_arg: Tuple[Optional[int], Optional[str]] = (None, None)
+    timeout_arg: Tuple[Optional[int], Optional[str]] = (None, "timeout")
+    store_arg: Tuple[Optional[int], Optional[str]] = (None, "store")
+    #: A ``device`` argument whose literal ("cuda"/"cpu") picks the backend (create_pg).
+    device_arg: Tuple[Optional[int], Optional[str]] = (None, None)
+
+
+KNOWN_HELPERS: Dict[str, HelperSignature] = {
+    # test_c10d_nccl.py: _create_process_group_nccl(store, opts, device_id=None)
+    "_create_process_group_nccl": HelperSignature(backend="nccl", options_arg=(1, "opts"), store_arg=(0, "store")),
+    # test_c10d_gloo.py: _create_process_group_gloo(store, rank, world_size, opts)
+    "_create_process_group_gloo": HelperSignature(backend="gloo", world_size_arg=(2, "world_size"),
+                                                  options_arg=(3, "opts"), store_arg=(0, "store")),
+    # DistributedTestBase.create_pg(device, world_size=None)
+    "create_pg": HelperSignature(world_size_arg=(1, "world_size"), device_arg=(0, "device")),
+    # DTensorTestBase.init_pg(eager_init, backend=None)
+    "init_pg": HelperSignature(backend_arg=(1, "backend")),
+    # common_distributed._dynamo_dist_per_rank_init(rank, world_size, backend=None, ...): a context manager
+    "_dynamo_dist_per_rank_init": HelperSignature(backend_arg=(2, "backend"), world_size_arg=(1, "world_size")),
+}
+#: Helpers of external bases that only tear the PG down.
+KNOWN_TEARDOWN_HELPERS = frozenset({"destroy_pg"})
+#: Decorators (torch's) that create the PG around the test: name -> default backend.
+KNOWN_PG_DECORATORS = frozenset({"with_comms"})
+#: Decorators that change PG environment for the test.
+ENV_DECORATORS = frozenset({"with_nccl_blocking_wait", "with_dist_debug_levels"})
+
+_PG_ENV = re.compile(r"^(TORCH_NCCL_|NCCL_)|^TORCH_DISTRIBUTED_DEBUG$")
+
+
+def is_pg_env_key(key: str) -> bool:
+    """Environment variables that change how a PG behaves (so a shared PG would not see them)."""
+    return bool(_PG_ENV.match(key))
+
+
+def env_family(key: str) -> str:
+    """'TORCH_NCCL_*' / 'NCCL_*' / 'TORCH_DISTRIBUTED_DEBUG' for messages."""
+    if key.startswith("TORCH_NCCL_"):
+        return "TORCH_NCCL_*"
+    if key.startswith("NCCL_"):
+        return "NCCL_*"
+    return key
+
+
+def last_component(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
+    """``init_process_group`` for ``dist.init_process_group`` (any alias); None for non-c10d names."""
+    for qualified in qualified_names(names, node):
+        module, _, member = qualified.rpartition(".")
+        if module in TORCH_DIST_MODULES:
+            return member
+        # ``c10d.ProcessGroupNCCL.Options()`` and friends are not members; only direct ones count.
+    return None
+
+
+def resolves_to(names: QualifiedNames, node: cst.CSTNode, wanted: Iterable[str]) -> bool:
+    """Whether ``node`` resolves to one of the fully qualified ``wanted`` names."""
+    return bool(qualified_names(names, node) & set(wanted))
+
+
+def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
+    """Last component of what a call/decorator refers to (qualified when known, else as written)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    resolved = qualified_names(names, node)
+    if resolved:
+        return last_component(sorted(resolved)[0])
+    written = dotted_name(node)
+    return last_component(written) if written else None
+
+
+def self_method_name(call: cst.Call) -> Optional[str]:
+    """``X`` for ``self.X(...)`` / ``cls.X(...)``."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")):
+        return func.attr.value
+    return None
+
+
+def method_name(call: cst.Call) -> Optional[str]:
+    """``X`` for any ``<expr>.X(...)``."""
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def argument(call: cst.Call, position: Optional[int], keyword: Optional[str]) -> Optional[cst.BaseExpression]:
+    """The expression passed at ``position`` or as ``keyword=`` (None when absent or starred)."""
+    if keyword is not None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                return arg.value
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in positional[: position + 1]):
+            return None
+        if position < len(positional):
+            return positional[position].value
+    return None
+
+
+def string_literal(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def backend_for_device(device: Optional[str]) -> Optional[str]:
+    if device is None:
+        return None
+    if device.startswith("cuda"):
+        return "nccl"
+    if device.startswith("cpu"):
+        return "gloo"
+    return None
+
+
+# Positional order of ``init_process_group``'s parameters.
+INIT_PROCESS_GROUP_PARAMS = ("backend", "init_method", "timeout", "world_size", "rank", "store",
+                             "group_name", "pg_options", "device_id")
+
+
+def init_arg(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    return argument(call, INIT_PROCESS_GROUP_PARAMS.index(name), name)
+
+
+@dataclass
+class CallFacts:
+    """What one PG-creating call says (expressions as written at that call)."""
+
+    backend: Optional[cst.BaseExpression] = None
+    backend_literal: Optional[str] = None
+    world_size: Optional[cst.BaseExpression] = None
+    timeout: Optional[cst.BaseExpression] = None
+    options: Optional[cst.BaseExpression] = None
+    store: Optional[cst.BaseExpression] = None
+
+
+def init_process_group_facts(call: cst.Call) -> CallFacts:
+    backend = init_arg(call, "backend")
+    return CallFacts(backend=backend, backend_literal=string_literal(backend),
+                     world_size=init_arg(call, "world_size"), timeout=init_arg(call, "timeout"),
+                     options=init_arg(call, "pg_options"), store=init_arg(call, "store"))
+
+
+def constructor_facts(call: cst.Call, backend: str) -> CallFacts:
+    # ProcessGroupNCCL(store, rank, size, options) / ProcessGroupGloo(store, rank, size, options)
+    return CallFacts(backend_literal=backend, world_size=argument(call, 2, "size"),
+                     timeout=argument(call, None, "timeout"), options=argument(call, 3, "options"),
+                     store=argument(call, 0, "store"))
+
+
+def device_mesh_facts(call: cst.Call) -> CallFacts:
+    device = argument(call, 0, "device_type")
+    shape = argument(call, 1, "mesh_shape")
+    world_size = None
+    if isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1:
+        world_size = shape.elements[0].value
+    return CallFacts(backend_literal=backend_for_device(string_literal(device)), world_size=world_size)
+
+
+def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
+    backend = argument(call, *signature.backend_arg)
+    literal = signature.backend or string_literal(backend)
+    if literal is None and signature.device_arg != (None, None):
+        literal = backend_for_device(string_literal(argument(call, *signature.device_arg)))
+    return CallFacts(backend=backend, backend_literal=literal, world_size=argument(call, *signature.world_size_arg),
+                     timeout=argument(call, *signature.timeout_arg), options=argument(call, *signature.options_arg),
+                     store=argument(call, *signature.store_arg))
+
+
+def decorator_call(decorator: cst.Decorator) -> Tuple[cst.BaseExpression, Optional[cst.Call]]:
+    """The decorator's callee and, for ``@dec(...)``, the call."""
+    expression = decorator.decorator
+    if isinstance(expression, cst.Call):
+        return expression.func, expression
+    return expression, None
+
+
+def config_names(entries: Sequence[str]) -> FrozenSet[str]:
+    """Config entries (qualified or bare) as the bare names the pre-screen and matching use."""
+    return frozenset(last_component(entry) for entry in entries)

@@ -1,0 +1,137 @@
+"""``distlint migrate``: the command line of the continuous-class codemod.
+
+    distlint migrate [PATH ...] [--write | --check | --diff] [--runtime distlint|torch]
+                     [--class-suffix S]
+
+* default: print each changed file's unified diff, then the per-class report; write nothing;
+* ``--diff``: the diffs only (feed them to ``git apply``);
+* ``--check``: the report, and exit 1 when any file would change (for CI);
+* ``--write``: apply the changes (verified, temp file + atomic replace, mode kept) and
+  print the report.
+
+A file that cannot be read, decoded, parsed or (under ``--write``) written is reported on
+stderr in one line, ``path: error: ...``, and skipped; the other files are still
+processed. Exit status: 0 when every file was processed (and, with ``--check``, none
+would change); 1 when a file had an error or ``--check`` found changes; 2 for a bad
+invocation (a path that does not exist, a bad ``[tool.distlint]`` table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import List, Optional, TextIO
+
+from distlint.codemods.migrate_continuous import (DEFAULT_SUFFIX, RUNTIME_MODULES, MigrateOptions, MigrationResult,
+                                                  migrate_source)
+
+EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def _suffix(text: str) -> str:
+    if not text.isidentifier():
+        raise argparse.ArgumentTypeError(f"not usable in a class name: {text!r}")
+    return text
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Add ``distlint migrate``'s arguments to its sub-parser."""
+    parser.description = ("Move tests that can share one process group from per-test-spawn classes "
+                          "(MultiProcessTestCase) into continuous test classes, and report why each "
+                          "other test stays.")
+    if "--help" not in parser._option_string_actions:  # the CLI builds this sub-parser without help
+        parser.add_argument("-h", "--help", action="help", help="show this help message and exit")
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files or directories (default: .)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="apply the changes to the files")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 when any file would change")
+    mode.add_argument("--diff", action="store_true", help="print only the unified diff; write nothing")
+    parser.add_argument("--runtime", choices=sorted(RUNTIME_MODULES), default="distlint",
+                        help="where MultiProcContinuousTest comes from: distlint.runtime (default) or torch's "
+                             "torch.testing._internal.common_distributed (for code that lands in PyTorch)")
+    parser.add_argument("--class-suffix", type=_suffix, default=DEFAULT_SUFFIX, metavar="S",
+                        help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})")
+
+
+@dataclass
+class _Totals:
+    files: int = 0
+    changed: int = 0
+    moved: int = 0
+    left: int = 0
+    errors: int = 0
+
+
+def run(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None) -> int:
+    """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
+    from distlint.config import ConfigError, ConfigResolver
+    from distlint.discovery import discover
+    from distlint.safe_write import WriteError, write_python_atomically
+
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    options = MigrateOptions(runtime=args.runtime, class_suffix=args.class_suffix)
+    try:
+        found = discover(args.paths, ConfigResolver())
+    except ConfigError as exc:
+        print(str(exc), file=err)
+        return EXIT_USAGE
+    usage_error = False
+    for diagnostic in found.diagnostics:
+        print(diagnostic.line(), file=err)
+        usage_error = usage_error or diagnostic.usage
+    totals = _Totals()
+    reports: List[str] = []
+    for target in found.targets:
+        totals.files += 1
+        result = _migrate_file(target.path, target.config, options)
+        if result.error is not None:
+            totals.errors += 1
+            print(result.error, file=err)
+            continue
+        if result.report.classes:
+            totals.moved += result.report.moved_count if result.changed else 0
+            totals.left += result.report.left_count
+            reports.append(result.report.text())
+        if not result.changed:
+            continue
+        totals.changed += 1
+        if args.write:
+            try:
+                write_python_atomically(target.path, result.migrated)  # type: ignore[arg-type]
+            except WriteError as exc:
+                totals.errors += 1
+                totals.changed -= 1
+                print(str(exc), file=err)
+                continue
+        elif not args.check:
+            out.write(result.diff())
+    if not args.diff:
+        for text in reports:
+            out.write(text)
+    print(_summary(totals, args), file=err)
+    out.flush()
+    if usage_error:
+        return EXIT_USAGE
+    if totals.errors or (args.check and totals.changed):
+        return EXIT_CHANGES_OR_ERRORS
+    return EXIT_OK
+
+
+def _migrate_file(path: str, config, options: MigrateOptions) -> MigrationResult:
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError as exc:
+        return MigrationResult(path, b"", error=f"{path}: error: cannot read: {exc.strerror or exc}")
+    return migrate_source(source, path, config, options)
+
+
+def _summary(totals: _Totals, args: argparse.Namespace) -> str:
+    verb = "migrated" if args.write else "would migrate"
+    tests = f"{totals.moved} test{'s' if totals.moved != 1 else ''} moved, {totals.left} left in place"
+    errors = f", {totals.errors} file{'s' if totals.errors != 1 else ''} with errors" if totals.errors else ""
+    return (f"distlint migrate: {verb} {totals.changed} of {totals.files} file{'s' if totals.files != 1 else ''} "
+            f"({tests}){errors}")

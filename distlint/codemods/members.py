@@ -1,0 +1,238 @@
+"""A test class's body as units the migrator can place, and which members code uses.
+
+A *unit* is one statement of a class body: a method, a property (getter and setter
+are separate units with the same name), a class attribute line, a nested class. The
+migrator decides per unit whether it stays in the per-test class, moves to the
+continuous class, or goes to a mixin both derive from; it decides that from which
+*names* (``self.<name>``) the code on each side uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+#: unittest collects every method whose name starts with this (``testFoo`` too).
+TEST_PREFIX = "test"
+#: Methods that set a per-test class up; they stay with the per-test class.
+HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "__init__"})
+#: Names through which code reaches its class's members.
+_SELF_NAMES = frozenset({"self", "cls"})
+#: Calls whose string argument names an attribute (``getattr(self, "device")``).
+_REFLECTION = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+
+
+@dataclass
+class Unit:
+    """One statement of a class body and the member names it defines."""
+
+    statement: cst.BaseStatement
+    names: Tuple[str, ...]
+    kind: str  # "docstring" | "test" | "hook" | "method" | "attribute" | "class" | "noise" | "other"
+
+    @property
+    def name(self) -> str:
+        return self.names[0] if self.names else ""
+
+
+@dataclass
+class ClassBody:
+    node: cst.ClassDef
+    units: List[Unit] = field(default_factory=list)
+
+    @property
+    def docstring(self) -> Optional[Unit]:
+        return next((u for u in self.units if u.kind == "docstring"), None)
+
+    def defines(self, name: str) -> bool:
+        return any(name in u.names for u in self.units if u.kind not in ("docstring", "noise"))
+
+    def units_named(self, name: str) -> List[Unit]:
+        return [u for u in self.units if name in u.names]
+
+    def tests(self) -> List[Unit]:
+        return [u for u in self.units if u.kind == "test"]
+
+    def hooks(self) -> List[Unit]:
+        return [u for u in self.units if u.kind == "hook"]
+
+    def others(self) -> List[Unit]:
+        return [u for u in self.units if u.kind == "other"]
+
+
+def class_statements(node: cst.ClassDef) -> Sequence[cst.BaseStatement]:
+    return node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _assigned_names(line: cst.SimpleStatementLine) -> Optional[Tuple[str, ...]]:
+    """Names a class-level attribute line binds; None when the line is something else."""
+    names: List[str] = []
+    for small in line.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                if not isinstance(target.target, cst.Name):
+                    return None
+                names.append(target.target.value)
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+            names.append(small.target.value)
+        else:
+            return None
+    return tuple(names)
+
+
+def classify_body(node: cst.ClassDef) -> ClassBody:
+    body = ClassBody(node)
+    for index, statement in enumerate(class_statements(node)):
+        if index == 0 and _is_docstring(statement):
+            body.units.append(Unit(statement, (), "docstring"))
+        elif isinstance(statement, cst.FunctionDef):
+            name = statement.name.value
+            kind = "test" if name.startswith(TEST_PREFIX) else "hook" if name in HOOKS else "method"
+            body.units.append(Unit(statement, (name,), kind))
+        elif isinstance(statement, cst.ClassDef):
+            body.units.append(Unit(statement, (statement.name.value,), "class"))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            if all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+                   for s in statement.body):
+                body.units.append(Unit(statement, (), "noise"))
+                continue
+            names = _assigned_names(statement)
+            body.units.append(Unit(statement, names, "attribute") if names else Unit(statement, (), "other"))
+        else:
+            body.units.append(Unit(statement, (), "other"))
+    return body
+
+
+# -- which members code uses ---------------------------------------------------------------
+
+class _Uses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+        self.explicit_super: bool = False
+        self.mangled: bool = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        value = node.value
+        attr = node.attr.value
+        reached = False
+        if isinstance(value, cst.Name) and value.value in _SELF_NAMES:
+            reached = True
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            # super().x, type(self).x
+            if value.func.value in ("super", "type"):
+                reached = True
+        elif (isinstance(value, cst.Attribute) and value.attr.value == "__class__"
+              and isinstance(value.value, cst.Name) and value.value.value in _SELF_NAMES):
+            reached = True
+        if reached:
+            self.names.add(attr)
+            if attr.startswith("__") and not attr.endswith("__"):
+                self.mangled = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "super" and node.args:
+            self.explicit_super = True
+        if isinstance(func, cst.Name) and func.value in _REFLECTION and len(node.args) >= 2:
+            name = node.args[1].value
+            if isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str):
+                self.names.add(name.evaluated_value)
+
+
+def member_uses(nodes: Iterable[cst.CSTNode]) -> FrozenSet[str]:
+    """Member names ``nodes`` use through ``self``/``cls``/``super()``/``type(self)``/getattr."""
+    uses = _Uses()
+    for node in nodes:
+        node.visit(uses)
+    return frozenset(uses.names)
+
+
+def class_level_names(statement: cst.BaseStatement) -> FrozenSet[str]:
+    """Bare names a class-attribute line reads (``b = a + 1`` reads ``a``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return frozenset()
+    found: Set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    for small in statement.body:
+        value = getattr(small, "value", None)
+        if value is not None:
+            value.visit(_Names())
+    return frozenset(found)
+
+
+def uses_of_unit(unit: Unit) -> FrozenSet[str]:
+    if unit.kind == "attribute":
+        return member_uses([unit.statement]) | class_level_names(unit.statement)
+    return member_uses([unit.statement])
+
+
+def needs_fixed_class(nodes: Iterable[cst.CSTNode]) -> Optional[str]:
+    """Why code cannot change class (``super(X, self)``, name-mangled ``self.__x``), or None."""
+    uses = _Uses()
+    for node in nodes:
+        node.visit(uses)
+    if uses.explicit_super:
+        return "calls super() with explicit arguments"
+    if uses.mangled:
+        return "uses a name-mangled self.__attribute"
+    return None
+
+
+def instance_assignments(nodes: Iterable[cst.CSTNode]) -> FrozenSet[str]:
+    """Names assigned as ``self.<name> = ...`` (instance state) anywhere in ``nodes``."""
+    found: Set[str] = set()
+
+    def record(target: cst.BaseExpression) -> None:
+        if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            found.add(target.attr.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                record(element.value)
+
+    class _Assigns(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            record(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            record(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            record(node.target)
+
+    for node in nodes:
+        node.visit(_Assigns())
+    return frozenset(found)
+
+
+def decorator_names(function: cst.FunctionDef) -> List[str]:
+    """``property``, ``x.setter``, ``classmethod``... as written."""
+    from libcst.helpers import get_full_name_for_node
+
+    names = []
+    for decorator in function.decorators:
+        expression = decorator.decorator
+        if isinstance(expression, cst.Call):
+            expression = expression.func
+        names.append(get_full_name_for_node(expression) or "")
+    return names
+
+
+
+
+def first_parameter(function: cst.FunctionDef) -> Optional[str]:
+    params = function.params.params or function.params.posonly_params
+    return params[0].name.value if params else None

@@ -1,0 +1,468 @@
+"""``distlint migrate``: move eligible per-test-spawn tests into continuous test classes.
+
+For every class whose ``setUp`` spawns workers for each test (``MultiProcessTestCase``),
+the tests the shared PG analysis (:mod:`distlint.analysis.pg`) finds eligible move to a
+new class ``<Class><Suffix>`` right after it, deriving from ``MultiProcContinuousTest``
+(``distlint.runtime``'s, or torch's with ``runtime="torch"``): their store and PG
+creation become the class's shared ``self.pg``, their trailing ``destroy_process_group()``
+(and a ``try/finally`` that only existed for it) go, and the class carries the world
+size, backend, timeout and ``opts()`` the tests used. :mod:`distlint.codemods.plan`
+decides what moves where; this module builds the new module from the plan.
+
+Safety: the result is re-parsed and ``compile()``d before it is returned; a second run
+changes nothing; bad input is a one-line error, never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from distlint.codemods import members as m
+from distlint.codemods.plan import FamilyClass, MigrationPlan, Planner, _code, _world_size_defined
+from distlint.codemods.report import FileReport
+from distlint.codemods.runner import finish_runner, point_runner_at_placeholder
+from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, classmethod_returning, strip_blank_leading,
+                                       to_classmethod, with_blank_leading)
+from distlint.config import Config
+from distlint.linter import _parse, decode_source, verify_python
+
+#: ``--runtime`` choices: the module that provides ``MultiProcContinuousTest``.
+RUNTIME_MODULES: Dict[str, str] = {
+    "distlint": "distlint.runtime",
+    "torch": "torch.testing._internal.common_distributed",
+}
+CONTINUOUS_BASE = "MultiProcContinuousTest"
+TORCH_DISTRIBUTED_TESTING = "torch.testing._internal.common_distributed"
+TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
+DEFAULT_SUFFIX = "Continuous"
+#: Words one of which a file needs to have a per-test-spawn class (cheap pre-screen).
+SCREEN_WORDS = ("_spawn_processes", "_fork_processes")
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    runtime: str = "distlint"
+    class_suffix: str = DEFAULT_SUFFIX
+
+    def __post_init__(self) -> None:
+        if self.runtime not in RUNTIME_MODULES:
+            raise ValueError(f"unknown runtime {self.runtime!r} (choose from {', '.join(RUNTIME_MODULES)})")
+        if not self.class_suffix.isidentifier():
+            raise ValueError(f"class suffix {self.class_suffix!r} is not a valid identifier part")
+
+
+@dataclass
+class MigrationResult:
+    path: str
+    original: bytes
+    #: The migrated source; ``None`` when nothing changes (or on error).
+    migrated: Optional[bytes] = None
+    report: FileReport = field(default_factory=lambda: FileReport(""))
+    #: A one-line ``path: error: ...`` message when the file could not be migrated.
+    error: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.migrated is not None and self.migrated != self.original
+
+    def diff(self) -> str:
+        if not self.changed:
+            return ""
+        assert self.migrated is not None
+        try:
+            before = decode_source(self.original, self.path).splitlines(keepends=True)
+            after = decode_source(self.migrated, self.path).splitlines(keepends=True)
+        except ValueError:  # pragma: no cover - both were decoded before
+            return ""
+        return "".join(difflib.unified_diff(before, after, f"a/{self.path}", f"b/{self.path}"))
+
+
+def _screen(source: bytes) -> bool:
+    return any(word.encode() in source for word in SCREEN_WORDS)
+
+
+def _analyze(wrapper: MetadataWrapper, config: Config):
+    from distlint.analysis.pg import analyze_module  # the shared DL2xx analysis
+
+    return analyze_module(wrapper, config)
+
+
+def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
+                   options: Optional[MigrateOptions] = None) -> MigrationResult:
+    """Migrate one file's bytes; never raises for bad input (see ``MigrationResult.error``)."""
+    config = config or Config()
+    options = options or MigrateOptions()
+    result = MigrationResult(path, source, report=FileReport(path))
+    try:
+        decode_source(source, path)
+        if not _screen(source):
+            # Nothing to migrate: only say whether the file is valid Python (the C parser is
+            # fast; libcst parses only to word the error like ``distlint check`` does).
+            try:
+                ast.parse(source, path)
+            except (SyntaxError, ValueError):
+                _parse(source, path)
+            return result
+        module = _parse(source, path)
+    except ValueError as exc:
+        result.error = f"{path}: error: {exc}"
+        return result
+    except RecursionError:
+        result.error = f"{path}: error: file too deeply nested to analyse"
+        return result
+    try:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix).plan()
+        plan.report.path = path
+        result.report = plan.report
+        if not plan.changes:
+            return result
+        migrated = _Emitter(plan, wrapper, options).module()
+        new_bytes = migrated.bytes
+    except RecursionError:
+        result.error = f"{path}: error: file too deeply nested to analyse"
+        return result
+    except RewriteError as exc:  # pragma: no cover - the planner refuses what it cannot rewrite
+        result.error = f"{path}: error: cannot migrate: {exc}"
+        return result
+    try:
+        verify_python(new_bytes, path)
+    except ValueError as exc:
+        result.error = f"{path}: error: not migrated, distlint produced invalid code ({exc}); please report this"
+        return result
+    result.migrated = new_bytes
+    return result
+
+
+# -- building the new module ---------------------------------------------------------------
+
+class _Emitter:
+    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions) -> None:
+        self.plan = plan
+        self.wrapper = wrapper
+        self.options = options
+        self.runtime_module = RUNTIME_MODULES[options.runtime]
+        self.base_name = self._base_name()
+        self.context = CodemodContext(wrapper=wrapper)
+        self.uses_base = False
+        self.uses_default_world_size = False
+        self.by_node = {id(c.node): c for c in plan.classes}
+
+    # -- names ------------------------------------------------------------------------------
+    def _base_name(self) -> str:
+        """``MultiProcContinuousTest``, or an alias when the module binds that name otherwise."""
+        for statement in self.plan.module.body:
+            if isinstance(statement, cst.ClassDef) and statement.name.value == CONTINUOUS_BASE:
+                return f"{self.options.runtime.capitalize()}{CONTINUOUS_BASE}"
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    module = _code(small.module) if small.module is not None else ""
+                    for alias in small.names:
+                        bound = alias.evaluated_alias or alias.evaluated_name
+                        if bound == CONTINUOUS_BASE and (module != self.runtime_module
+                                                         or alias.evaluated_name != CONTINUOUS_BASE):
+                            return f"{self.options.runtime.capitalize()}{CONTINUOUS_BASE}"
+        return CONTINUOUS_BASE
+
+    def continuous_name(self, cls: FamilyClass) -> str:
+        return self.plan.continuous_name(cls)
+
+    def mixin_name(self, cls: FamilyClass) -> str:
+        return self.plan.mixin_name(cls)
+
+    # -- the module ---------------------------------------------------------------------------
+    def module(self) -> cst.Module:
+        body: List[cst.BaseStatement] = []
+        instantiated = {id(s): name for name, statements in self.plan.instantiations.items() for s in statements}
+        for statement in self.plan.module.body:
+            cls = self.by_node.get(id(statement))
+            if cls is not None:
+                body.extend(self._emit_class(cls))
+                continue
+            target = instantiated.get(id(statement))
+            if target is not None:
+                body.extend(self._emit_instantiation(statement, self._family(target)))  # type: ignore[arg-type]
+                continue
+            body.append(statement)
+        module = self.plan.module.with_changes(body=body)
+        switch_runner = self.options.runtime == "distlint" and self.uses_base
+        if switch_runner:
+            module, replaced, note = point_runner_at_placeholder(module)
+            if note:
+                self.plan.report.notes.append(note)
+            if replaced is not None:
+                self._schedule_removal([replaced])
+            switch_runner = replaced is not None
+        module = self._fix_imports(module)
+        if switch_runner:
+            module, (runner_module, runner, alias) = finish_runner(module)
+            context = CodemodContext()
+            AddImportsVisitor.add_needed_import(context, runner_module, runner, alias)
+            module = module.visit(AddImportsVisitor(context))
+        return _ensure_main_block(module, self.options)
+
+    def _family(self, name: str) -> FamilyClass:
+        return next(c for c in self.plan.classes if c.name == name)
+
+    def _emit_instantiation(self, statement: cst.SimpleStatementLine, cls: FamilyClass) -> List[cst.BaseStatement]:
+        if not cls.has_continuous:
+            return [statement]
+        expression = statement.body[0]
+        assert isinstance(expression, cst.Expr) and isinstance(expression.value, cst.Call)
+        call = expression.value
+        copy = statement.with_changes(
+            body=[expression.with_changes(value=call.with_changes(
+                args=[call.args[0].with_changes(value=cst.Name(self.continuous_name(cls)))]))],
+            leading_lines=[] if not cls.removed else statement.leading_lines)
+        return [copy] if cls.removed else [statement, copy.deep_clone()]
+
+    def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+        mixin_units = self.plan.mixin_units(cls)
+        if not (cls.has_continuous or mixin_units or cls.removed):
+            return [cls.node]
+        out: List[cst.BaseStatement] = []
+        if mixin_units:
+            out.append(self._mixin(cls, mixin_units))
+        if not cls.removed:
+            out.append(self._remaining(cls, bool(mixin_units)))
+        else:
+            self._schedule_removal([u.statement for u in cls.body.units if u.kind == "hook"])
+            self._schedule_removal([b.value for b in cls.node.bases])
+        self._schedule_removal([u.statement for u in self.plan.units_placed(cls, "drop")])
+        if cls.has_continuous:
+            out.append(self._continuous(cls, bool(mixin_units)))
+        return out
+
+    # -- the three classes --------------------------------------------------------------------
+    def _unit_statement(self, cls: FamilyClass, unit: m.Unit) -> cst.BaseStatement:
+        """A member as it appears in its new home (opts() as a classmethod, helpers rewritten)."""
+        statement = unit.statement
+        rewritten = self.plan.rewritten.get(id(statement))
+        if rewritten is not None and self.plan.rewrite_active(id(statement)):
+            self._schedule_edit_removals(id(statement))
+            statement = rewritten
+        if id(unit.statement) in self.plan.classmethod_opts and isinstance(statement, cst.FunctionDef):
+            statement = to_classmethod(statement)
+        return statement
+
+    def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
+        partner = self.continuous_name(cls) if cls.has_continuous else "the continuous classes derived from it"
+        docstring = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(
+            f'"""Members {cls.name} shares with {partner}."""'))])
+        statements = [docstring] + [self._unit_statement(cls, u) for u in units]
+        return cst.ClassDef(name=cst.Name(self.mixin_name(cls)), body=cst.IndentedBlock(body=_spaced(statements)),
+                            leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+    def _remaining(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
+        moved_tests = {id(d.test.node) for d in cls.moved_tests()}
+        kept: List[cst.BaseStatement] = []
+        for unit in cls.body.units:
+            key = id(unit.statement)
+            if unit.kind == "test" and key in moved_tests:
+                continue
+            if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in ("stay", "copy"):
+                continue
+            kept.append(unit.statement)
+        if not any(not _is_noise(s) for s in kept):
+            kept = [s for s in kept if not _is_noise(s)] or [cst.SimpleStatementLine(body=[cst.Pass()])]
+        if kept:
+            kept[0] = strip_blank_leading(kept[0])
+        node = cls.node
+        body = node.body.with_changes(body=kept) if isinstance(node.body, cst.IndentedBlock) else node.body
+        bases = list(node.bases)
+        if has_mixin:
+            bases.insert(0, cst.Arg(cst.Name(self.mixin_name(cls))))
+        return node.with_changes(body=body, bases=bases)
+
+    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
+        statements: List[cst.BaseStatement] = []
+        docstring = cls.body.docstring
+        if cls.removed and docstring is not None:
+            statements.append(docstring.statement)
+        # Class attributes first, then what the runtime reads, then methods and tests in source order.
+        statements += [self._unit_statement(cls, u) for u in cls.body.units
+                       if u.kind == "attribute" and cls.placement.get(id(u.statement)) in ("move", "copy")]
+        if cls is cls.root:
+            statements.extend(self._class_facts(cls))
+        moved_tests = {id(d.test.node) for d in cls.moved_tests()}
+        for unit in cls.body.units:
+            key = id(unit.statement)
+            if unit.kind == "test" and key in moved_tests:
+                self._schedule_edit_removals(key)
+                statements.append(self.plan.rewritten.get(key, unit.statement))
+            elif unit.kind in ("method", "class") and cls.placement.get(key) in ("move", "copy"):
+                statements.append(self._unit_statement(cls, unit))
+        node = cls.node
+        continuous = cst.ClassDef(
+            name=cst.Name(self.continuous_name(cls)),
+            bases=[cst.Arg(_expression(name)) for name in self._continuous_bases(cls, has_mixin)],
+            body=cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]),
+            decorators=node.decorators,
+            leading_lines=node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()],
+        )
+        # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
+        return continuous.deep_clone()
+
+    def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+        """world_size / timeout / backend_str() of the class that derives from the continuous base."""
+        facts = cls.analysis
+        out: List[cst.BaseStatement] = []
+        if not _world_size_defined(cls) and not any(member.kept_bases for member in cls.mro()):
+            # MultiProcessTestCase's default, which the per-test class used.
+            self.uses_default_world_size = True
+            out.append(cst.parse_statement("world_size = DEFAULT_WORLD_SIZE\n"))
+        if facts.timeout is not None:
+            out.append(cst.SimpleStatementLine(body=[cst.Assign(
+                targets=[cst.AssignTarget(cst.Name("timeout"))], value=facts.timeout)]))
+        assert facts.backend is not None
+        out.append(classmethod_returning("backend_str", cst.SimpleString(repr(facts.backend).replace("'", '"'))))
+        self.uses_base = True
+        return out
+
+    def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
+        names: List[str] = [self.mixin_name(cls)] if has_mixin else []
+        names += self._bases_in_order(cls)
+        seen: Set[str] = set()
+        return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
+
+    def _bases_in_order(self, cls: FamilyClass) -> List[str]:
+        out: List[str] = []
+        for base in cls.node.bases:
+            if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
+                parent = cls.parent
+                if parent.has_continuous:
+                    out.append(self.continuous_name(parent))
+                else:
+                    if self.plan.mixin_units(parent):
+                        out.append(self.mixin_name(parent))
+                    out += self._bases_in_order(parent)
+            elif any(base is kept for kept in cls.kept_bases):
+                out.append(_code(base.value))
+            else:  # MultiProcessTestCase
+                self.uses_base = True
+                out.append(self.base_name)
+        return out
+
+    # -- imports ----------------------------------------------------------------------------
+    def _schedule_removal(self, nodes: Sequence[cst.CSTNode]) -> None:
+        for node in nodes:
+            RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
+
+    def _schedule_edit_removals(self, key: int) -> None:
+        """Imports only the removed/replaced statements of a rewritten function used."""
+        edits = self.plan.edits.get(key)
+        if edits is None:
+            return
+        removed: List[cst.CSTNode] = []
+        function = self.plan.functions[key]
+        index = _index_nodes(function)
+        for node_id, edit in edits.statements.items():
+            node = index.get(node_id)
+            if node is None:
+                continue
+            if edit == REMOVE:
+                removed.append(node)
+            elif edit == DROP_FINALLY and isinstance(node, cst.Try) and node.finalbody is not None:
+                removed.append(node.finalbody)
+            elif isinstance(node, cst.SimpleStatementLine):
+                removed.extend(getattr(small, "value", small) for small in node.body)
+        removed += [index[d] for d in edits.decorators if d in index]
+        self._schedule_removal(removed)
+
+    def _fix_imports(self, module: cst.Module) -> cst.Module:
+        if self.uses_base:
+            alias = None if self.base_name == CONTINUOUS_BASE else self.base_name
+            AddImportsVisitor.add_needed_import(self.context, self.runtime_module, CONTINUOUS_BASE, alias)
+        if self.uses_default_world_size:
+            AddImportsVisitor.add_needed_import(self.context, TORCH_DISTRIBUTED_TESTING, "DEFAULT_WORLD_SIZE")
+        module = module.visit(AddImportsVisitor(self.context))
+        scheduled = list(dict.fromkeys(self.context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])))
+        for batch in _removal_batches(scheduled):
+            # RemoveImportsVisitor reads the metadata of the module it transforms through its context.
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            context = CodemodContext(wrapper=wrapper)
+            context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = batch
+            module = wrapper.visit(RemoveImportsVisitor(context))
+        return module
+
+
+def _removal_batches(scheduled: List[tuple]) -> List[List[tuple]]:
+    """Split scheduled import removals so no batch holds two aliases of one module.
+
+    ``RemoveImportsVisitor`` keeps one alias per module for ``import a.b as x`` removals,
+    and test files often import the same module twice (``import torch.distributed as
+    c10d`` and ``... as dist``): each alias gets its own pass.
+    """
+    batches: List[List[tuple]] = []
+    for item in scheduled:
+        module, obj, _ = item
+        for batch in batches:
+            if obj is not None or not any(m == module and o is None for m, o, _ in batch):
+                batch.append(item)
+                break
+        else:
+            batches.append([item])
+    return batches
+
+
+def _ensure_main_block(module: cst.Module, options: MigrateOptions) -> cst.Module:
+    """The ``__main__`` block that runs the tests (the DL101 fix), when that fix is available."""
+    try:
+        from distlint.analysis.mainblock_fix import ensure_main_block as ensure
+    except ImportError:  # pragma: no cover - the DL101 fix ships with distlint
+        return module
+    runner = "distlint.runtime" if options.runtime == "distlint" else TORCH_RUNNER_MODULE
+    return ensure(module, runner_module=runner)
+
+
+def _index_nodes(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    found: Dict[int, cst.CSTNode] = {}
+
+    class _Index(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found[id(node)] = node
+            return True
+
+    root.visit(_Index())
+    return found
+
+
+def _expression(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def _is_noise(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine)
+            and all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+                    for s in statement.body))
+
+
+def _spaced(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """A class body's statements with PEP 8 spacing: none before the first, one around methods."""
+    out: List[cst.BaseStatement] = []
+    for index, statement in enumerate(statements):
+        if index == 0:
+            out.append(strip_blank_leading(statement))
+            continue
+        previous = statements[index - 1]
+        compound = (cst.FunctionDef, cst.ClassDef)
+        if isinstance(statement, compound) or isinstance(previous, compound) or _is_docstring_line(previous):
+            out.append(with_blank_leading(statement))
+        else:
+            out.append(statement)
+    return out
+
+
+def _is_docstring_line(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))

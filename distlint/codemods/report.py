@@ -1,0 +1,126 @@
+"""What ``distlint migrate`` did to each class, and why each test left behind stayed.
+
+The text format (one block per file, stable, diff-friendly)::
+
+    fixtures/migrate/test_gloo_helper_pg.py: 2 tests moved, 2 left
+      ProcessGroupGlooTest -> ProcessGroupGlooTestContinuous (shared: ProcessGroupGlooTestMixin)
+        moved  test_allreduce_basics
+        left   test_multi_device_constructor  [custom-options] passes PG options other than ...
+      ProcessGroupGlooLazyInitTest -> ProcessGroupGlooLazyInitTestContinuous
+        inherits the tests moved from ProcessGroupGlooTest
+
+Reason codes in brackets are the analysis' ``model.Reason`` codes (why a test cannot
+share a PG) or the codemod's own :class:`Why` codes (why it was not moved although it could).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+
+class Why(enum.Enum):
+    """Why the codemod left a test in place (beyond the analysis' eligibility reasons)."""
+
+    NO_PG = ("no-pg", "creates no process group, nothing to share")
+    NOT_ANALYSED = ("not-analysed", "not a test_* method the PG analysis looks at")
+    UNSUPPORTED_BASE = ("unsupported-base", "the class's base has no continuous counterpart distlint can target")
+    CLASS_SETUP = ("class-setup", "setUp/tearDown do more than spawn the workers; a continuous class runs them "
+                                  "in the dispatcher, never in the workers")
+    CLASS_BODY = ("class-body", "the class body has code distlint cannot place")
+    MODULE_REFERENCE = ("module-reference", "the class is referenced elsewhere in the module")
+    NAME_TAKEN = ("name-taken", "the name of the class distlint would create is taken")
+    UNKNOWN_BACKEND = ("unknown-backend", "the class's backend is not a literal distlint can carry into backend_str()")
+    CLASS_OPTIONS = ("class-options", "the class's PG options cannot become a classmethod opts()")
+    CLASS_TIMEOUT = ("class-timeout", "the class's PG timeout cannot become a class attribute")
+    RESERVED_MEMBER = ("reserved-member", "the class defines a member MultiProcContinuousTest uses itself")
+    BASE_CLASS = ("base-class", "its base class cannot be migrated")
+    SUBCLASS = ("subclass", "a subclass that inherits it cannot be migrated")
+    OVERRIDDEN = ("overridden", "a subclass overrides it")
+    SHARED_HELPER = ("shared-helper", "its PG is created in a helper that tests which stay also call")
+    REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
+    BASE_MISMATCH = ("base-mismatch", "its PG differs from the one of the continuous class it would inherit")
+
+    @property
+    def code(self) -> str:
+        return self.value[0]
+
+    @property
+    def text(self) -> str:
+        return self.value[1]
+
+
+@dataclass(frozen=True)
+class LeftBehind:
+    test: str
+    code: str
+    text: str
+
+    def line(self) -> str:
+        return f"left   {self.test}  [{self.code}] {self.text}"
+
+
+@dataclass
+class ClassReport:
+    name: str
+    #: ``<Class><Suffix>``, when one was created.
+    continuous: Optional[str] = None
+    #: The mixin holding members both classes need, when one was created.
+    mixin: Optional[str] = None
+    #: The per-test class was removed (no tests left).
+    removed: bool = False
+    moved: List[str] = field(default_factory=list)
+    left: List[LeftBehind] = field(default_factory=list)
+    #: The continuous class inherits the tests moved from these classes' continuous classes.
+    inherits_from: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.continuous or self.mixin or self.removed)
+
+    def lines(self) -> List[str]:
+        head = self.name
+        if self.continuous:
+            head += f" -> {self.continuous}"
+        extras = []
+        if self.mixin:
+            extras.append(f"shared: {self.mixin}")
+        if self.removed:
+            extras.append(f"{self.name} removed: no tests left")
+        if extras:
+            head += f" ({'; '.join(extras)})"
+        out = [f"  {head}"]
+        out += [f"    moved  {name}" for name in self.moved]
+        out += [f"    {left.line()}" for left in self.left]
+        for base in self.inherits_from:
+            out.append(f"    inherits the tests moved from {base}")
+        out += [f"    note: {note}" for note in self.notes]
+        return out
+
+
+@dataclass
+class FileReport:
+    path: str
+    classes: List[ClassReport] = field(default_factory=list)
+    #: File-level notes (e.g. a main block distlint could not switch to its runner).
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def moved_count(self) -> int:
+        return sum(len(c.moved) for c in self.classes)
+
+    @property
+    def left_count(self) -> int:
+        return sum(len(c.left) for c in self.classes)
+
+    def text(self) -> str:
+        if not self.classes:
+            return f"{self.path}: no per-test-spawn classes\n"
+        moved, left = self.moved_count, self.left_count
+        lines = [f"{self.path}: {moved} test{'s' if moved != 1 else ''} moved, {left} left"]
+        for report in self.classes:
+            lines += report.lines()
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,213 @@
+"""Statement-level edits of one function: what a moved test (or its helper) becomes.
+
+Edits are keyed by node identity (nodes of the analysed module), so the analysis'
+``PGCreation.statement`` / ``store_statements`` / ``TestAnalysis.teardown`` are applied
+exactly where they are, at any depth of the function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Set, Union
+
+import libcst as cst
+
+#: What happens to a statement.
+REMOVE = "remove"
+DROP_FINALLY = "drop-finally"  # a try/finally whose finally only tears the PG down
+SHARED_PG = cst.parse_expression("self.pg")
+
+
+class RewriteError(Exception):
+    """The function cannot be rewritten safely; ``str()`` says why (for the report)."""
+
+
+Edit = Union[str, cst.BaseStatement]
+
+
+@dataclass
+class FunctionEdits:
+    """Edits to one function: statement edits by ``id()`` and decorators to drop."""
+
+    statements: Dict[int, Edit]
+    decorators: Set[int]
+
+    @classmethod
+    def empty(cls) -> "FunctionEdits":
+        return cls({}, set())
+
+    def __bool__(self) -> bool:
+        return bool(self.statements or self.decorators)
+
+
+def bind_shared_pg(statement: cst.BaseStatement, bound_name: str) -> cst.BaseStatement:
+    """``pg = self._create_pg(store, ...)`` -> ``pg = self.pg`` (comments kept)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        raise RewriteError("its PG is created inside a compound statement")
+    small = statement.body[0]
+    if (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == bound_name):
+        return statement.with_changes(body=[small.with_changes(value=SHARED_PG)])
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == bound_name:
+        return statement.with_changes(body=[small.with_changes(value=SHARED_PG)])
+    raise RewriteError(f"its PG is bound to `{bound_name}` in a way distlint cannot rewrite")
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _pass_line() -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Pass()])
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: FunctionEdits) -> None:
+        super().__init__()
+        self.edits = edits
+        self.applied: Set[int] = set()
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        key = id(original_node)
+        if isinstance(original_node, cst.Decorator):
+            if key in self.edits.decorators:
+                self.applied.add(key)
+                return cst.RemoveFromParent()
+            return updated_node
+        if isinstance(updated_node, cst.IndentedBlock) and not updated_node.body:
+            return updated_node.with_changes(body=[_pass_line()])
+        edit = self.edits.statements.get(key)
+        if edit is None:
+            return updated_node
+        self.applied.add(key)
+        if edit == REMOVE:
+            return cst.RemoveFromParent()
+        if edit == DROP_FINALLY:
+            assert isinstance(updated_node, cst.Try)
+            if updated_node.handlers:
+                return updated_node.with_changes(finalbody=None)
+            inner = list(updated_node.body.body)
+            if not inner:
+                return cst.RemoveFromParent()
+            # Comments above ``try:`` now sit above its first statement.
+            inner[0] = inner[0].with_changes(leading_lines=[*updated_node.leading_lines, *inner[0].leading_lines])
+            return cst.FlattenSentinel(inner)
+        assert isinstance(edit, cst.CSTNode)
+        return edit
+
+
+def apply_edits(function: cst.FunctionDef, edits: FunctionEdits) -> cst.FunctionDef:
+    """``function`` with ``edits`` applied; raises :class:`RewriteError` when one does not apply."""
+    if not edits:
+        return function
+    transformer = _Apply(edits)
+    result = function.visit(transformer)
+    wanted = set(edits.statements) | set(edits.decorators)
+    if transformer.applied != wanted:
+        raise RewriteError("its PG creation is not where distlint expected it")
+    assert isinstance(result, cst.FunctionDef)
+    return result
+
+
+def has_work_left(function: cst.FunctionDef) -> bool:
+    """Whether the body still does something besides a docstring and ``pass``."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if _is_docstring(statement):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body):
+            continue
+        return True
+    return False
+
+
+# -- opts() as a classmethod -----------------------------------------------------------------
+
+class _RenameSelf(cst.CSTTransformer):
+    """``self`` -> ``cls`` in a method body (nested scopes that rebind ``self`` are refused)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        if self.depth > 1 and any(p.name.value == "self" for p in _all_params(node.params)):
+            raise RewriteError("a nested function rebinds `self`")
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        if any(p.name.value == "self" for p in _all_params(node.params)):
+            raise RewriteError("a lambda rebinds `self`")
+        return True
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value="cls") if updated_node.value == "self" else updated_node
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
+
+
+def to_classmethod(function: cst.FunctionDef) -> cst.FunctionDef:
+    """``def opts(self, threads=2): ... self.lazy_init ...`` -> a ``@classmethod`` reading ``cls``.
+
+    Equivalent when every ``self.<x>`` the body reads is a class attribute (the caller checks).
+    """
+    if any(_decorator_is(d, "classmethod") for d in function.decorators):
+        return function
+    if function.decorators:
+        raise RewriteError(f"{function.name.value}() is decorated")
+    params = function.params.posonly_params or function.params.params
+    if not params or params[0].name.value != "self":
+        raise RewriteError(f"{function.name.value}() does not take `self` first")
+    renamed = function.visit(_RenameSelf())
+    assert isinstance(renamed, cst.FunctionDef)
+    decorator = cst.Decorator(decorator=cst.Name("classmethod"))
+    return renamed.with_changes(decorators=[decorator])
+
+
+def _decorator_is(decorator: cst.Decorator, name: str) -> bool:
+    expression = decorator.decorator
+    return isinstance(expression, cst.Name) and expression.value == name
+
+
+def classmethod_returning(name: str, value: cst.BaseExpression) -> cst.FunctionDef:
+    """``@classmethod def <name>(cls): return <value>``."""
+    function = cst.parse_statement(f"@classmethod\ndef {name}(cls):\n    return None\n")
+    assert isinstance(function, cst.FunctionDef)
+    body = function.body
+    assert isinstance(body, cst.IndentedBlock)
+    line = body.body[0]
+    assert isinstance(line, cst.SimpleStatementLine)
+    returned = line.with_changes(body=[cst.Return(value=value)])
+    return function.with_changes(body=body.with_changes(body=[returned]))
+
+
+def strip_blank_leading(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """Leading blank lines removed (comments kept): for the first statement of a body."""
+    lines = list(getattr(statement, "leading_lines", ()))
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=lines)
+
+
+def with_blank_leading(statement: cst.BaseStatement, count: int = 1) -> cst.BaseStatement:
+    """At least ``count`` blank lines before the statement (and before its comments)."""
+    lines = list(getattr(statement, "leading_lines", ()))
+    blanks = 0
+    for line in lines:
+        if line.comment is not None:
+            break
+        blanks += 1
+    if blanks >= count:
+        return statement
+    return statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (count - blanks) + lines)

@@ -1,0 +1,83 @@
+"""The main block's runner after migration.
+
+torch's ``run_tests()`` refuses test classes that do not derive from torch's own
+``TestCase`` ("This test class should extend from torch.testing._internal.common_utils.
+TestCase"), which ``distlint.runtime.MultiProcContinuousTest`` does not. So a file migrated
+to the distlint runtime must run its tests with ``distlint.runtime.run_tests`` (a
+``unittest`` runner that also runs the per-test classes left in the file).
+
+The switch goes through libcst's import visitors: the main block's call is first pointed
+at a placeholder, ``RemoveImportsVisitor`` drops torch's ``run_tests`` import when
+nothing else uses it, and the call then gets the name ``AddImportsVisitor`` imports.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from distlint.analysis.mainblock import TORCH_RUNNER_MODULE, analyze_main_block
+
+PLACEHOLDER = "__distlint_runner_placeholder__"
+DISTLINT_RUNNER = ("distlint.runtime", "run_tests")
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, target: cst.CSTNode, replacement: cst.BaseExpression) -> None:
+        super().__init__()
+        self.target = target
+        self.replacement = replacement
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        return self.replacement if original_node is self.target else updated_node
+
+
+class _RenamePlaceholder(cst.CSTTransformer):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.name) if updated_node.value == PLACEHOLDER else updated_node
+
+
+def point_runner_at_placeholder(module: cst.Module, runners=("run_tests",)) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
+    """Replace the main block's torch ``run_tests`` with the placeholder.
+
+    Returns the new module, the replaced expression (its imports may go) and a note
+    (empty when the switch was made or not needed).
+    """
+    facts = analyze_main_block(module, runners)
+    guard = facts.running_guard
+    if guard is None or guard.runner is None:
+        return module, None, ""
+    call = guard.runner.call
+    torch_runner = f"{TORCH_RUNNER_MODULE}.run_tests"
+    if len(guard.runner.chain) > 1:
+        if torch_runner in facts.imports.candidates(call.func):
+            return module, None, ("the main block runs torch's run_tests through "
+                                  f"{guard.runner.chain[0]}(); call distlint.runtime.run_tests there instead")
+        return module, None, ""
+    if torch_runner not in facts.imports.candidates(call.func):
+        return module, None, ""
+    new_module = module.visit(_Replace(call.func, cst.Name(PLACEHOLDER)))
+    assert isinstance(new_module, cst.Module)
+    return new_module, call.func, ""
+
+
+def name_is_bound(module: cst.Module, name: str) -> bool:
+    """Whether a module-level import or assignment binds ``name``."""
+    facts = analyze_main_block(module)
+    return facts.imports.lookup(name) is not None
+
+
+def finish_runner(module: cst.Module) -> Tuple[cst.Module, Tuple[str, str, Optional[str]]]:
+    """The placeholder becomes ``run_tests`` (or an alias when that name is still taken)."""
+    name = DISTLINT_RUNNER[1]
+    alias: Optional[str] = None
+    if name_is_bound(module, name):
+        alias = name = "distlint_run_tests"
+    renamed = module.visit(_RenamePlaceholder(name))
+    assert isinstance(renamed, cst.Module)
+    return renamed, (DISTLINT_RUNNER[0], DISTLINT_RUNNER[1], alias)

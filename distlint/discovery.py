@@ -1,0 +1,192 @@
+"""Which files ``distlint check PATH...`` checks, and with which config.
+
+Directory walks pick the files matching the ``include`` globs of the config in force
+(nearest ``pyproject.toml``) and skip what never holds the project's tests: VCS
+metadata, virtualenvs (any directory with a ``pyvenv.cfg``), build outputs, caches,
+and whatever ``exclude`` names. A path given explicitly is checked even when it does
+not match ``include`` (pre-commit passes files one by one), but ``exclude`` still
+applies to it, so an excluded file stays excluded under pre-commit too.
+
+Directory symlinks are followed; a link back to a directory being walked (a loop) is
+reported once as a warning and not followed, and a file reachable twice is checked once.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence, Set, Tuple
+
+from distlint.config import Config, ConfigResolver, ResolvedConfig, path_matches
+
+#: Directory names never walked into (unless given explicitly).
+SKIP_DIRECTORIES = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "__pycache__",
+    "node_modules", ".distlint_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+})
+
+_Identity = Tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to check."""
+
+    #: The path as shown to the user (normalised, relative when the input was).
+    path: str
+    config: Config
+    #: Directory of the pyproject.toml the config came from, if any.
+    root: Optional[Path]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem found before or while reading files: printed as one line on stderr."""
+
+    path: str
+    message: str
+    #: "error" or "warning"; warnings do not change the exit status.
+    level: str = "error"
+    #: A usage error (a path that does not exist): exit status 2.
+    usage: bool = False
+
+    def line(self) -> str:
+        return f"{self.path}: {self.level}: {self.message}"
+
+
+@dataclass
+class Discovery:
+    targets: List[Target] = field(default_factory=list)
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+
+
+def is_virtualenv(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
+
+
+def _excluded(path: str, resolved: ResolvedConfig, with_parents: bool = False) -> bool:
+    """Whether ``exclude`` names ``path`` (or, ``with_parents``, a directory above it)."""
+    if not resolved.config.exclude:
+        return False
+    base = str(resolved.root) if resolved.root is not None else os.getcwd()
+    relative = os.path.relpath(os.path.abspath(path), base)
+    candidates = [relative]
+    if with_parents:  # an explicit file: the walk did not get the chance to prune its directories
+        parent = os.path.dirname(relative)
+        while parent and parent not in (os.curdir, os.pardir) and not parent.endswith(os.pardir):
+            candidates.append(parent)
+            parent = os.path.dirname(parent)
+    return any(path_matches(candidate, glob) for candidate in candidates for glob in resolved.config.exclude)
+
+
+def _included(path: str, resolved: ResolvedConfig) -> bool:
+    base = str(resolved.root) if resolved.root is not None else os.getcwd()
+    relative = os.path.relpath(os.path.abspath(path), base)
+    return any(path_matches(relative, glob) for glob in resolved.config.include)
+
+
+def _dangling_reason(path: str) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        return f"broken symbolic link ({exc.strerror})"
+    return "cannot be read"  # pragma: no cover - it exists after all
+
+
+class _Walker:
+    def __init__(self, resolver: ConfigResolver, result: Discovery) -> None:
+        self.resolver = resolver
+        self.result = result
+        self.seen_files: Set[_Identity] = set()
+        self.walked: Set[_Identity] = set()
+
+    def add_file(self, path: str, identity: _Identity, resolved: ResolvedConfig) -> bool:
+        if identity in self.seen_files:
+            return False
+        self.seen_files.add(identity)
+        self.result.targets.append(Target(path, resolved.config, resolved.root))
+        return True
+
+    def walk(self, directory: str, identity: _Identity, ancestors: Tuple[_Identity, ...]) -> int:
+        """Add the test files under ``directory``; return how many were added."""
+        if identity in self.walked:
+            return 0  # reached twice through symlinks: walk once
+        self.walked.add(identity)
+        ancestors = ancestors + (identity,)
+        resolved = self.resolver.for_directory(Path(directory))
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as exc:
+            self.result.diagnostics.append(Diagnostic(directory, f"cannot list directory: {exc.strerror}"))
+            return 0
+        added = 0
+        for entry in entries:
+            path = os.path.join(directory, entry.name) if directory != "." else entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                is_dir = is_file = False
+            if is_dir:
+                if entry.name in SKIP_DIRECTORIES or is_virtualenv(path) or _excluded(path, resolved):
+                    continue
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                child = (info.st_dev, info.st_ino)
+                if child in ancestors:
+                    self.result.diagnostics.append(Diagnostic(
+                        path, "symlink loop (points back to a directory above it), not followed", "warning"))
+                    continue
+                added += self.walk(path, child, ancestors)
+            elif is_file:
+                if not _included(path, resolved) or _excluded(path, resolved):
+                    continue
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                added += self.add_file(path, (info.st_dev, info.st_ino), resolved)
+            elif entry.is_symlink() and _included(path, resolved):
+                self.result.diagnostics.append(Diagnostic(path, f"{_dangling_reason(path)}, skipped", "warning"))
+        return added
+
+
+def _display(path: str) -> str:
+    return os.path.normpath(path) if path else "."
+
+
+def discover(paths: Sequence[str], resolver: ConfigResolver) -> Discovery:
+    """Targets for ``paths`` (files or directories) in a stable order, plus diagnostics.
+
+    Raises :class:`distlint.config.ConfigError` for a bad ``pyproject.toml``.
+    """
+    result = Discovery()
+    walker = _Walker(resolver, result)
+    for raw in paths:
+        path = _display(raw)
+        if not os.path.lexists(path):
+            result.diagnostics.append(Diagnostic(path, "no such file or directory", usage=True))
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            result.diagnostics.append(Diagnostic(path, _dangling_reason(path), usage=True))
+            continue
+        identity = (info.st_dev, info.st_ino)
+        if os.path.isdir(path):
+            if not walker.walk(path, identity, ()):
+                result.diagnostics.append(Diagnostic(
+                    path, "no test files found (none matches include, or all are excluded)", "warning"))
+            continue
+        resolved = resolver.for_file(Path(path))
+        if _excluded(path, resolved, with_parents=True):
+            continue  # silently, as pre-commit passes every changed file
+        walker.add_file(path, identity, resolved)
+    return result

@@ -1,0 +1,36 @@
+"""Plain result data shared by the linter, the engine, the cache and the outputs.
+
+Kept free of libcst on purpose: a warm run (every file answered from the cache)
+formats results without ever importing the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A located report: plain data, picklable, cacheable."""
+
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based
+    code: str
+    name: str
+    message: str
+    fixable: bool = False
+    end_line: int = 0
+    end_col: int = 0
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code)
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    #: A one-line ``path: error: ...`` message when the file could not be checked.
+    error: Optional[str] = None

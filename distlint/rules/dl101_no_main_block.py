@@ -1,0 +1,321 @@
+"""DL101: a test module of the ``run_tests`` convention without a main block."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from distlint.analysis.mainblock import (
+    file_label,
+    TORCH_RUNNER_MODULE,
+    main_block_facts,
+    may_belong_to_convention,
+    screened_shape,
+)
+from distlint.analysis.mainblock_fix import append_main_block
+from distlint.rules.base import Fix, Invalid, LintRule, Valid
+
+MESSAGE = ('no `if __name__ == "__main__":` block, so `python {file}` runs no test; '
+           'add one that calls `run_tests()` at the end of the module')
+NESTED_MESSAGE = ('the `if __name__ == "__main__":` block is nested inside another statement; '
+                  'move it to the top level at the end of the module')
+
+
+class NoMainBlock(LintRule):
+    """A test module that uses `run_tests` has no `if __name__ == "__main__":` block.
+
+    ## What it does
+    Reports test modules of the `run_tests` convention (they import `run_tests` from
+    `torch.testing._internal.common_utils`, `distlint.runtime` or a runner named in the
+    `runners` config) that have no top-level `if __name__ == "__main__":` block. A guard
+    nested inside another statement (a function, an `if`, a `try`) is not a main block.
+    With `require-main = "always"` every module with tests is checked; with `"never"` the
+    rule is off. A module without test classes or `test_*` functions (a helper) is never
+    reported. Modules whose `unittest.TestCase` classes are run by pytest (torchrec,
+    torchtitan: no `run_tests` import) are not reported by default.
+
+    The fix appends `if __name__ == "__main__":` calling the runner, reusing an existing
+    import or alias (`rt()`, `common_utils.run_tests()`) or adding
+    `from torch.testing._internal.common_utils import run_tests` (`distlint.runtime`
+    when the module already imports from it). A nested guard is not fixed automatically.
+
+    ## Why is this bad?
+    PyTorch's CI runs each test file as `python test_x.py`. Without a main block that
+    command imports the module and exits successfully: every test in it silently never
+    runs (PyTorch issue 144563 found whole directories doing nothing).
+
+    ## Example
+    ```python
+    from torch.testing._internal.common_utils import TestCase, run_tests
+
+    class TestOptim(TestCase):
+        def test_step(self):
+            ...
+    ```
+
+    ## Use instead
+    ```python
+    from torch.testing._internal.common_utils import TestCase, run_tests
+
+    class TestOptim(TestCase):
+        def test_step(self):
+            ...
+
+
+    if __name__ == "__main__":
+        run_tests()
+    ```
+    """
+
+    code = "DL101"
+    name = "no-main-block"
+    fixable = True
+
+    VALID = [
+        Valid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            if __name__ == "__main__":
+                run_tests()
+            """
+        ),
+        # Reversed comparison and single quotes are the same guard.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            if '__main__' == __name__:
+                run_tests()
+            """
+        ),
+        # torchrec / torchtitan style: TestCase classes run by pytest, no run_tests import.
+        Valid(
+            """
+            import unittest
+
+            class TestEmbeddingSharding(unittest.TestCase):
+                def test_sharding(self):
+                    self.assertTrue(True)
+            """
+        ),
+        # A helper module of the convention without tests has nothing to run.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import run_tests
+
+            def helper():
+                return 1
+            """,
+            config={"require-main": "always"},
+        ),
+        # require-main = "never" turns the rule off.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+            """,
+            config={"require-main": "never"},
+        ),
+        # run_tests() at import is DL104's finding, not also DL101's.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            run_tests()
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+            """,
+            expected_message="add one that calls `run_tests()`",
+            expected_fix="""
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+
+            if __name__ == "__main__":
+                run_tests()
+            """,
+        ),
+        # An aliased runner import is reused.
+        Invalid(
+            """
+            from torch.testing._internal.common_utils import run_tests as rt
+            from torch.testing._internal.common_utils import TestCase
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+            """,
+            expected_fix="""
+            from torch.testing._internal.common_utils import run_tests as rt
+            from torch.testing._internal.common_utils import TestCase
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+
+            if __name__ == "__main__":
+                rt()
+            """,
+        ),
+        # A module import that is used for run_tests elsewhere is reused.
+        Invalid(
+            """
+            import torch.testing._internal.common_utils as cu
+
+            class TestOptim(cu.TestCase):
+                def test_step(self):
+                    pass
+
+            def main():
+                cu.run_tests()
+            """,
+            expected_fix="""
+            import torch.testing._internal.common_utils as cu
+
+            class TestOptim(cu.TestCase):
+                def test_step(self):
+                    pass
+
+            def main():
+                cu.run_tests()
+
+
+            if __name__ == "__main__":
+                cu.run_tests()
+            """,
+        ),
+        # require-main = "always": the import comes from the runtime the module already uses.
+        Invalid(
+            """
+            from distlint.runtime import MultiProcContinuousTest
+
+            class TestAllReduce(MultiProcContinuousTest):
+                def test_all_reduce(self):
+                    pass
+            """,
+            config={"require-main": "always"},
+            expected_fix="""
+            from distlint.runtime import run_tests, MultiProcContinuousTest
+
+            class TestAllReduce(MultiProcContinuousTest):
+                def test_all_reduce(self):
+                    pass
+
+
+            if __name__ == "__main__":
+                run_tests()
+            """,
+        ),
+        # A configured runner makes the module part of the convention.
+        Invalid(
+            """
+            import unittest
+            from mypkg.testing import launch_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
+            """,
+            config={"runners": ["mypkg.testing.launch_tests"]},
+            expected_fix="""
+            import unittest
+            from mypkg.testing import launch_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
+
+
+            if __name__ == "__main__":
+                launch_tests()
+            """,
+        ),
+        # A guard nested in another statement is not a main block (no autofix).
+        Invalid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            def main():
+                if __name__ == "__main__":
+                    run_tests()
+            """,
+            expected_message="nested inside another statement",
+        ),
+        # CRLF line endings and tab indentation are kept.
+        Invalid(
+            "from torch.testing._internal.common_utils import TestCase, run_tests\r\n"
+            "\r\n"
+            "class TestOptim(TestCase):\r\n"
+            "\tdef test_step(self):\r\n"
+            "\t\tpass\r\n",
+            expected_fix="from torch.testing._internal.common_utils import TestCase, run_tests\r\n"
+            "\r\n"
+            "class TestOptim(TestCase):\r\n"
+            "\tdef test_step(self):\r\n"
+            "\t\tpass\r\n"
+            "\r\n"
+            "\r\n"
+            'if __name__ == "__main__":\r\n'
+            "\trun_tests()\r\n",
+        ),
+    ]
+
+    @classmethod
+    def may_report(cls, screen, config) -> bool:
+        if config.require_main == "never":
+            return False
+        shape = screened_shape(screen, config)
+        if shape is None:
+            return True
+        if shape.has_guard or not shape.may_have_tests:
+            return False
+        return config.require_main == "always" or may_belong_to_convention(screen, config)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        config = self.config
+        if config.require_main == "never":
+            return
+        facts = main_block_facts(self.context)
+        if facts.guards or facts.import_time_runs or not facts.has_tests:
+            return
+        if config.require_main != "always" and not facts.uses_convention_runner:
+            return
+        if facts.nested_guards:
+            self.report(node, NESTED_MESSAGE)
+            return
+        planned = append_main_block(facts, facts.runner_module_in_use or TORCH_RUNNER_MODULE, config.runners)
+        fix = None if planned is None else Fix(edits=((node, planned[0]),), add_imports=planned[1])
+        file_name = file_label(self.context.path)
+        self.report(node, MESSAGE.format(file=file_name), fix=fix)

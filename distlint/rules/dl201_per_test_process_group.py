@@ -1,0 +1,171 @@
+"""DL201: a test of a per-test spawn class creates its own process group."""
+
+from __future__ import annotations
+
+from libcst import Module
+
+from distlint.analysis.eligibility import describe_short
+from distlint.analysis.model import ExecutionModel, TestAnalysis
+from distlint.analysis.pg import creation_words, module_analysis, per_test_words
+from distlint.rules.base import Invalid, LintRule, Valid
+
+
+def creation_text(test: TestAnalysis) -> str:
+    """'via self._init_pg -> init_process_group' / 'with init_process_group'."""
+    described = test.creations[0].describe()
+    return described if described.startswith("via ") else f"with {described}"
+
+
+class PerTestProcessGroup(LintRule):
+    """A test in a per-test spawn class creates its own process group.
+
+    ## What it does
+    In classes whose tests each spawn fresh worker processes (`MultiProcessTestCase`
+    with `self._spawn_processes()` in `setUp`, `DTensorTestBase`, `FSDPTest`,
+    `DistributedTestBase`, or a `per-test-bases` entry), reports every test that creates
+    a process group, at the creation (or the decorator): `init_process_group`, a
+    backend constructor (`ProcessGroupNCCL(store, ...)`), a same-file helper that does
+    one of those (followed through `self.` calls), a known helper
+    (`_create_process_group_nccl`, `create_pg`, `pg-helpers`), `@with_comms`
+    (`pg-decorators`), or `init_device_mesh`. The message says how the PG is created and
+    whether the test could share one PG with its class — "migratable" — or why not:
+    it destroys or aborts the PG early, creates several PGs, sets `TORCH_NCCL_*` /
+    `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend or
+    world size, expects failure, uses `self.file_name` beyond the store, or kills a rank.
+
+    Off by default: DL202 reports the same facts once per class. Select DL201 when you
+    decide test by test (`--select DL201`, or `select = ["DL2"]`).
+
+    ## Why is this bad?
+    Spawning processes and creating a PG costs seconds per test; a class that keeps one
+    worker pool and one PG for all its tests (a continuous class) runs the same tests
+    many times faster — PyTorch cut a 24-test NCCL class from 174 s to 16 s.
+
+    ## Example
+    ```python
+    class ProcessGroupGlooTest(MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_allreduce(self):
+            store = c10d.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+            dist.all_reduce(torch.ones(1))
+    ```
+
+    ## Use instead
+    ```python
+    class ProcessGroupGlooTest(MultiProcContinuousTest):
+        world_size = 2
+
+        @classmethod
+        def backend_str(cls):
+            return "gloo"
+
+        def test_allreduce(self):
+            dist.all_reduce(torch.ones(1))
+    ```
+    `distlint migrate` moves the migratable tests for you.
+    """
+
+    code = "DL201"
+    name = "per-test-process-group"
+    default_enabled = False
+
+    VALID = [
+        # A continuous class shares one PG: nothing to move.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+            from torch.testing._internal.common_distributed import MultiProcContinuousTest
+
+            class TestCollectives(MultiProcContinuousTest):
+                world_size = 2
+
+                def test_allreduce(self):
+                    dist.all_reduce(torch.ones(1))
+            """
+        ),
+        # A per-test class whose tests never create a PG.
+        Valid(
+            """
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+            class TestSpawnOnly(MultiProcessTestCase):
+                def setUp(self):
+                    super().setUp()
+                    self._spawn_processes()
+
+                def test_rank(self):
+                    self.assertLess(self.rank, self.world_size)
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch.distributed as dist
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+            class TestGloo(MultiProcessTestCase):
+                def setUp(self):
+                    super().setUp()
+                    self._spawn_processes()
+
+                def test_allreduce(self):
+                    store = dist.FileStore(self.file_name, self.world_size)
+                    dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+                    dist.destroy_process_group()
+            """,
+            expected_message="`test_allreduce` creates its own PG with init_process_group; migratable",
+        ),
+        # Through a same-class helper, with an aliased import; NCCL environment makes it stay.
+        Invalid(
+            """
+            import os
+            import torch.distributed.distributed_c10d as c10d
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+            class TestNccl(MultiProcessTestCase):
+                def setUp(self):
+                    super().setUp()
+                    self._spawn_processes()
+
+                def _init_process(self):
+                    store = c10d.FileStore(self.file_name, self.world_size)
+                    c10d.init_process_group("nccl", store=store, rank=self.rank, world_size=self.world_size)
+
+                def test_blocking(self):
+                    os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"
+                    self._init_process()
+            """,
+            expected_message="via self._init_process -> init_process_group; keep it per-test: "
+                             "sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
+        ),
+    ]
+
+    @classmethod
+    def trigger_words(cls, config) -> frozenset:
+        return per_test_words(config) | creation_words(config)
+
+    @classmethod
+    def may_report(cls, screen, config) -> bool:
+        # A finding needs a per-test spawn class AND a PG creation in the same file.
+        return screen.has_any_word(per_test_words(config)) and screen.has_any_word(creation_words(config))
+
+    def leave_Module(self, original_node: Module) -> None:
+        for analysis in module_analysis(self.context).classes:
+            if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
+                continue
+            for test in analysis.pg_tests:
+                self.report(test.creations[0].node, self.message(test))
+
+    @staticmethod
+    def message(test: TestAnalysis) -> str:
+        head = f"`{test.name}` creates its own PG {creation_text(test)}"
+        if test.eligible:
+            return f"{head}; migratable: run `distlint migrate` to move it to a continuous class"
+        reasons = "; ".join(describe_short(entry) for entry in test.ineligible)
+        return f"{head}; keep it per-test: {reasons}"

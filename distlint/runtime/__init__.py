@@ -1,0 +1,62 @@
+"""distlint.runtime: continuous distributed test classes on a shared worker pool.
+
+The only part of distlint that imports torch (lazily: importing this package
+costs little more than importing torch itself).
+
+    from distlint.runtime import MultiProcContinuousTest, run_tests, skip_if_lt_x_gpu
+
+    class AllReduceTest(MultiProcContinuousTest):
+        @classmethod
+        def backend_str(cls):
+            return "gloo"
+
+        def test_sum(self):
+            t = torch.ones(2) * self.rank
+            dist.all_reduce(t)
+            self.assertEqual(t.tolist(), [1.0, 1.0])
+
+    if __name__ == "__main__":
+        run_tests()
+"""
+
+from .continuous import MultiProcContinousTest, MultiProcContinuousTest, RankFailure
+from .decorators import (
+    require_world_size,
+    requires_gloo,
+    requires_nccl,
+    requires_world_size,
+    skip_if_lt_x_gpu,
+    skip_if_no_gpu,
+    skip_if_odd_worldsize,
+)
+from .launch import run_tests
+from .skips import (
+    TEST_SKIPS,
+    RegistrySkip,
+    SkipRegistry,
+    TestSkip,
+    register_skip,
+    skip_for_code,
+    skip_for_name,
+)
+
+__all__ = [
+    "MultiProcContinuousTest",
+    "MultiProcContinousTest",
+    "RankFailure",
+    "run_tests",
+    "TEST_SKIPS",
+    "TestSkip",
+    "SkipRegistry",
+    "RegistrySkip",
+    "register_skip",
+    "skip_for_name",
+    "skip_for_code",
+    "skip_if_lt_x_gpu",
+    "requires_nccl",
+    "requires_gloo",
+    "skip_if_no_gpu",
+    "skip_if_odd_worldsize",
+    "require_world_size",
+    "requires_world_size",
+]

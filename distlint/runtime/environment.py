@@ -1,0 +1,66 @@
+"""Facts about this machine that decide skips: GPUs and built-in backends.
+
+These are answered in the dispatcher, before any worker exists, so a test that
+cannot run never costs a process.  Answers are cached: they do not change while
+a suite runs.  None of them initialises CUDA, which would make forking unsafe.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_device_count() -> int:
+    """Visible CUDA devices; 0 on CPU-only builds.  Does not create a CUDA context."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return 0
+    return torch.cuda.device_count()
+
+
+@functools.lru_cache(maxsize=None)
+def backend_available(name: str) -> bool:
+    """Whether c10d was built with this backend ("gloo", "nccl", "mpi", ...)."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return False
+    checks = {
+        "gloo": dist.is_gloo_available,
+        "nccl": dist.is_nccl_available,
+        "mpi": dist.is_mpi_available,
+        "ucc": dist.is_ucc_available,
+    }
+    check = checks.get(name.lower())
+    if check is not None:
+        return bool(check())
+    is_backend_available = getattr(dist, "is_backend_available", None)
+    # Unknown names (third-party backends) are tried by the workers instead.
+    return True if is_backend_available is None else bool(is_backend_available(name))
+
+
+def cuda_initialized_here() -> bool:
+    """True when this process already created a CUDA context (forking is then unsafe)."""
+    import torch
+
+    return bool(torch.cuda.is_initialized())
+
+
+def cuda_build_version() -> "tuple[int, ...] | None":
+    """The CUDA version torch was built with, or None for CPU/ROCm builds."""
+    import torch
+
+    version = getattr(torch.version, "cuda", None)
+    if not version:
+        return None
+    try:
+        return tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return None
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}

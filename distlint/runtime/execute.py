@@ -1,0 +1,195 @@
+"""Run one test on one rank, in the process that is that rank.
+
+Used by pool workers and by torchrun ranks alike, so a test body sees the same
+world either way: ``self.rank``, ``self.world_size``, ``self.pg`` (the default
+group), ``setUp``/``tearDown`` around every test, ``setUpClass`` once per class
+on each rank before its first test, ``tearDownClass`` when the dispatcher's
+class ends, and the same RNG seed on every rank.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import traceback
+import unittest
+from typing import Any, Optional, Tuple
+
+from .protocol import Status
+from .skips import REGISTRY
+
+# torch.testing._internal.common_utils.SEED: tests compare random tensors across
+# ranks, so every rank seeds identically before every test.
+SEED = 1234
+
+
+def format_exception(exc: BaseException, skip_frames: int = 0) -> str:
+    tb = exc.__traceback__
+    for _ in range(skip_frames):
+        if tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def classify_exception(exc: BaseException, failure_exception: type = AssertionError) -> Tuple[Status, str]:
+    """Map what a test raised on a rank to a status and a detail text."""
+    if isinstance(exc, unittest.SkipTest):
+        return Status.SKIPPED, str(exc)
+    if isinstance(exc, SystemExit):
+        entry = REGISTRY.by_code(exc.code)
+        if entry is not None:
+            return Status.SKIPPED, entry.message
+        # sys.exit(0) inside a test is not a pass: the test stopped early.
+        return Status.ERRORED, f"test called sys.exit({exc.code!r}), which is not a registered skip code\n" + (
+            format_exception(exc, skip_frames=1)
+        )
+    if isinstance(exc, failure_exception):
+        return Status.FAILED, format_exception(exc, skip_frames=1)
+    return Status.ERRORED, format_exception(exc, skip_frames=1)
+
+
+_cuda_seed_queued = False
+
+
+def seed_everything() -> None:
+    """What torch's set_rng_seed does, without its per-call cost.
+
+    ``torch.manual_seed`` formats a stack trace for every lazily-queued CUDA
+    seed (about 0.2 ms per call, more than a trivial test).  The CPU generator
+    is seeded directly; CUDA directly once initialised, and before that by one
+    queued seed that torch applies when CUDA initialises.
+    """
+    global _cuda_seed_queued
+    import torch
+
+    random.seed(SEED)
+    torch.default_generator.manual_seed(SEED)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(SEED)
+    elif not _cuda_seed_queued:
+        torch.cuda.manual_seed_all(SEED)
+        _cuda_seed_queued = True
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(SEED)
+
+
+class RankSession:
+    """What a rank process keeps between tests: its place in the world and set-up classes."""
+
+    def __init__(self, rank: int, world_size: int, pg: Any, *, run_class_fixtures: bool = True) -> None:
+        self.rank = rank
+        self.world_size = world_size
+        self.pg = pg
+        # False under torchrun: unittest itself runs setUpClass/tearDownClass in the rank.
+        self.run_class_fixtures = run_class_fixtures
+        self._class_setup_errors: dict = {}  # cls -> (Status, detail) or None when fine
+
+    # -- class lifecycle ---------------------------------------------------
+
+    def bind_class(self, cls: type) -> None:
+        """Give the class this rank's view of the world (torch sets the same class attributes)."""
+        import inspect
+
+        cls.rank = self.rank
+        if not isinstance(inspect.getattr_static(cls, "world_size", None), property):
+            cls.world_size = self.world_size
+        cls.pg = self.pg
+
+    def enter_class(self, cls: type) -> Optional[Tuple[Status, str]]:
+        """Run setUpClass on this rank once; the error (if any) is remembered for later tests."""
+        if cls in self._class_setup_errors:
+            return self._class_setup_errors[cls]
+        self.bind_class(cls)
+        error = None
+        try:
+            cls.setUpClass()
+        except BaseException as exc:  # noqa: BLE001 - everything a rank raises is reported
+            status, detail = classify_exception(exc)
+            error = (status, f"setUpClass of {cls.__qualname__} raised on rank {self.rank}:\n{detail}")
+            if status is Status.SKIPPED:
+                error = (status, detail)
+            _run_class_cleanups(cls)
+        self._class_setup_errors[cls] = error
+        return error
+
+    def exit_class(self, cls: type) -> Optional[str]:
+        """tearDownClass + class cleanups on this rank, if the class was set up here."""
+        if cls not in self._class_setup_errors:
+            return None
+        setup_error = self._class_setup_errors.pop(cls)
+        errors = []
+        if setup_error is None:
+            try:
+                cls.tearDownClass()
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(format_exception(exc, skip_frames=1))
+        errors.extend(_run_class_cleanups(cls))
+        return "\n".join(errors) or None
+
+    def entered_classes(self) -> list:
+        return [cls for cls, error in self._class_setup_errors.items() if error is None]
+
+    # -- one test -----------------------------------------------------------
+
+    def pg_intact(self) -> bool:
+        if self.pg is None:
+            return True
+        import torch.distributed as dist
+
+        return dist.is_initialized() and dist.group.WORLD is self.pg
+
+    def run_test(self, cls: type, method_name: str) -> Tuple[Status, str]:
+        if self.run_class_fixtures:
+            setup_error = self.enter_class(cls)
+            if setup_error is not None:
+                return setup_error
+        self.bind_class(cls)
+        test = cls(method_name)
+        test.rank = self.rank
+        seed_everything()
+        failure_exception = getattr(test, "failureException", AssertionError)
+        outcome: Tuple[Status, str] = (Status.PASSED, "")
+        try:
+            test.setUp()
+        except BaseException as exc:  # noqa: BLE001
+            outcome = classify_exception(exc, failure_exception)
+        else:
+            try:
+                getattr(test, method_name)()
+            except BaseException as exc:  # noqa: BLE001
+                outcome = classify_exception(exc, failure_exception)
+            try:
+                test.tearDown()
+            except BaseException as exc:  # noqa: BLE001
+                if outcome[0] is Status.PASSED:
+                    outcome = classify_exception(exc, failure_exception)
+        for detail in _run_cleanups(test):
+            if outcome[0] in (Status.PASSED, Status.SKIPPED):
+                outcome = (Status.ERRORED, detail)
+        return outcome
+
+
+def _run_cleanups(test: unittest.TestCase) -> list:
+    errors = []
+    cleanups = getattr(test, "_cleanups", [])
+    while cleanups:
+        function, args, kwargs = cleanups.pop()
+        try:
+            function(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append("cleanup raised:\n" + format_exception(exc, skip_frames=1))
+    return errors
+
+
+def _run_class_cleanups(cls: type) -> list:
+    errors = []
+    cleanups = getattr(cls, "_class_cleanups", [])
+    while cleanups:
+        function, args, kwargs = cleanups.pop()
+        try:
+            function(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append("class cleanup raised:\n" + format_exception(exc, skip_frames=1))
+    return errors
+

@@ -1,0 +1,148 @@
+"""The dispatcher's pools: one per distinct :class:`PoolConfig`, shared by every class.
+
+Classes that resolve to the same config (world size, backend, options, timeout,
+environment) run on the same pool, whatever module they come from; a class
+only resets per-class state on the ranks.  At most ``MAX_LIVE_POOLS`` pools
+live at once (least recently used is closed first) so a suite mixing world
+sizes does not fill a small machine with idle ranks.
+
+Every pool is closed when the process exits normally, on SIGTERM (the handler
+closes pools, then lets SIGTERM end the process as it would have), and, after
+Ctrl-C, by the KeyboardInterrupt unwinding through the dispatcher.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import signal
+import sys
+import threading
+from typing import Dict, List, Optional
+
+from . import start_method as start_methods
+from .config import PoolConfig
+from .pool import PoolStartError, WorkerPool
+
+MAX_LIVE_POOLS = 2
+
+_pools: "collections.OrderedDict[PoolConfig, WorkerPool]" = collections.OrderedDict()
+_lock = threading.RLock()
+_hooks_installed = False
+_previous_sigterm = None
+_started = 0  # pools started by this process, for tests and benchmarks
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"distlint.runtime: {message}\n")
+    sys.stderr.flush()
+
+
+def pool_for(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
+    """A started pool for ``config``: the live one, or a new one replacing a broken one."""
+    global _started
+    with _lock:
+        _install_exit_hooks()
+        pool = _pools.get(config)
+        if pool is not None and pool.usable():
+            _pools.move_to_end(config)
+            return pool
+        if pool is not None:
+            if pool.state != "closed":
+                _note(f"{pool.describe()} lost a rank after {pool.last_test_id}; starting a new pool")
+            pool.close(graceful=False)
+            del _pools[config]
+        while len(_pools) >= MAX_LIVE_POOLS:
+            _, oldest = _pools.popitem(last=False)
+            oldest.close(graceful=True)
+        _started += 1
+        return _start_pool(config, startup_timeout_s)
+
+
+def _start_pool(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
+    method = start_methods.choose_start_method()
+    try:
+        return _start_registered(config, method, startup_timeout_s)
+    except PoolStartError as error:
+        overridden = bool(os.environ.get(start_methods.START_METHOD_ENV))
+        if method != start_methods.FORKSERVER or not error.retry_with_spawn or overridden:
+            raise
+        _note(f"the fork server failed ({str(error).splitlines()[0]}); using spawn from now on")
+        start_methods.record_forkserver_failure()
+        return _start_registered(config, start_methods.SPAWN, startup_timeout_s)
+
+
+def _start_registered(config: PoolConfig, method: str, startup_timeout_s: float) -> WorkerPool:
+    # Registered before it starts, so Ctrl-C or SIGTERM during start-up still
+    # finds (and closes) its processes and rendezvous directory.
+    pool = _pools[config] = WorkerPool(config, method)
+    try:
+        pool.start(startup_timeout_s)
+    except BaseException:
+        pool.close(graceful=False)
+        _pools.pop(config, None)
+        raise
+    return pool
+
+
+def pools_serving(cls_ref) -> List[WorkerPool]:
+    with _lock:
+        return [pool for pool in _pools.values() if cls_ref in pool.entered]
+
+
+def live_pools() -> List[WorkerPool]:
+    with _lock:
+        return [pool for pool in _pools.values() if pool.state in ("ready", "new")]
+
+
+def shutdown_all(graceful: bool = True) -> None:
+    """Close every pool (bounded) and stop the fork server."""
+    with _lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        try:
+            pool.close(graceful=graceful)
+        except Exception as exc:  # noqa: BLE001 - keep closing the others
+            _note(f"error closing {pool.describe()}: {exc!r}")
+    start_methods.stop_forkserver()
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    shutdown_all(graceful=False)
+    # Now die of SIGTERM as the process would have without us.
+    signal.signal(signal.SIGTERM, _previous_sigterm if callable(_previous_sigterm) else signal.SIG_DFL)
+    if callable(_previous_sigterm):
+        _previous_sigterm(signum, frame)
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _install_exit_hooks() -> None:
+    global _hooks_installed, _previous_sigterm
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    atexit.register(shutdown_all)
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.getsignal(signal.SIGTERM)
+        # Only chain onto a Python handler or the default; never replace SIG_IGN.
+        if previous in (signal.SIG_DFL, None) or callable(previous):
+            _previous_sigterm = previous if callable(previous) else None
+            signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def stats() -> Dict[str, int]:
+    """Counters for tests and benchmarks."""
+    with _lock:
+        return {
+            "live_pools": len(live_pools()),
+            "pools_started": _started,
+            "stale_messages": sum(p.stale_messages for p in _pools.values()),
+        }
+
+
+def current_pool(config: PoolConfig) -> Optional[WorkerPool]:
+    with _lock:
+        return _pools.get(config)

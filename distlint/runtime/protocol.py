@@ -1,0 +1,117 @@
+"""Messages between the dispatcher and its workers.
+
+Every message is a small frozen dataclass sent over one duplex pipe per rank.
+Anything about a test carries its ``seq``: a number the dispatcher never reuses
+in a process.  A worker echoes it, and the dispatcher only accepts a result
+whose seq, test id and rank match what it is waiting for, so a late answer to an
+earlier test can never be read as the answer to a later one.
+
+Nothing here imports torch: both sides unpickle these before torch matters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+from typing import Optional
+
+
+class Status(str, enum.Enum):
+    """How a test ended on one rank."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # the test's failureException (an assertion)
+    ERRORED = "errored"  # any other exception, sys.exit with a non-skip code, ...
+    SKIPPED = "skipped"
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassRef:
+    """How a worker finds a test class: import ``module`` (or load ``file``), walk ``qualname``."""
+
+    module: str
+    qualname: str
+    file: Optional[str] = None
+
+    def describe(self) -> str:
+        return f"{self.module}.{self.qualname}"
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker process needs to become one rank of a pool."""
+
+    rank: int
+    world_size: int
+    backend: Optional[str]  # passed to init_process_group as is
+    backend_name: str  # resolved name, exported as $BACKEND ("gloo", "nccl")
+    bind_cuda: bool  # call torch.cuda.set_device(rank) before init
+    device_type: str
+    pg_timeout_s: float
+    store_path: str
+    stack_path: str
+    output_path: str
+    options_owner: Optional[ClassRef]  # whose opts() builds the PG options
+    environ: tuple  # (name, value) pairs: the dispatcher's environment
+
+
+# ---- dispatcher -> worker -------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RunTest:
+    seq: int
+    test_id: str
+    cls: ClassRef
+    method: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ExitClass:
+    """The dispatcher's tearDownClass: run the class's tearDownClass on the ranks."""
+
+    seq: int
+    cls: ClassRef
+
+
+@dataclasses.dataclass(frozen=True)
+class Shutdown:
+    """Leave the loop, destroying the PG first when it is still healthy."""
+
+
+# ---- worker -> dispatcher -------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerReady:
+    rank: int
+    pid: int
+    init_skip: Optional[str] = None  # PG init asked to skip (registry message)
+    init_error: Optional[str] = None  # PG init failed (traceback)
+
+
+@dataclasses.dataclass(frozen=True)
+class RankResult:
+    seq: int
+    test_id: str
+    rank: int
+    status: Status
+    detail: str = ""  # traceback or skip message
+    pg_intact: bool = True  # the default PG is still the pool's shared one
+    duration_s: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassExited:
+    seq: int
+    rank: int
+    error: Optional[str] = None
+
+
+_sequence = itertools.count(1)
+
+
+def next_seq() -> int:
+    """A number no earlier message of this process carried."""
+    return next(_sequence)

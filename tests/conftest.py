@@ -1,0 +1,60 @@
+"""Shared test helpers (keep small: several test modules and authors use it)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+from typing import Callable, Dict, Sequence, Tuple
+
+import pytest
+
+from distlint.cli import main
+
+#: A file with exactly one finding of DL302 (the lead's anchor rule, always present).
+MISSPELLED_BASE_SOURCE = (
+    "from torch.testing._internal.common_distributed import MultiProcContinousTest\n"
+    "\n"
+    "\n"
+    "class TestCollectives(MultiProcContinousTest):\n"
+    "    def test_all_reduce(self):\n"
+    "        pass\n"
+)
+#: ``MISSPELLED_BASE_SOURCE`` after ``--fix``.
+MISSPELLED_BASE_FIXED = MISSPELLED_BASE_SOURCE.replace("MultiProcContinousTest", "MultiProcContinuousTest")
+CLEAN_SOURCE = "import unittest\n\n\nclass TestPlain(unittest.TestCase):\n    def test_one(self):\n        self.assertTrue(True)\n"
+
+CliResult = Tuple[int, str, str]
+
+
+def write_tree(root: Path, files: Dict[str, str]) -> None:
+    """Create ``files`` (relative path -> text, dedented) under ``root``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def run_cli(capsys, monkeypatch, tmp_path) -> Callable[..., CliResult]:
+    """Run ``distlint ARGS`` in-process in ``cwd`` (default: tmp_path); return (status, stdout, stderr).
+
+    The cache goes to a per-test directory unless the test passes ``--cache-dir`` or
+    ``--no-cache`` itself, so tests never write into the repository.
+    """
+    monkeypatch.setenv("DISTLINT_CACHE_DIR", str(tmp_path / ".test-distlint-cache"))
+
+    def run(*args: str, cwd: os.PathLike = tmp_path) -> CliResult:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+def finding_codes(stdout: str) -> Sequence[str]:
+    """The codes of the ``path:line:col: CODE message`` lines of text output."""
+    return [line.split(": ", 1)[1].split(" ", 1)[0] for line in stdout.splitlines() if line.count(":") >= 3
+            and ": DL" in line]

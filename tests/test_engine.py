@@ -1,0 +1,349 @@
+"""The multi-file engine: cache, worker pool, orchestration of fixes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
+from distlint import cache as cache_module
+from distlint import engine
+from distlint.cache import Cache, package_digest
+from distlint.config import ConfigResolver, Overrides
+from distlint.engine import CheckOptions, cache_root, check
+from distlint.rules import rules_by_code
+
+DL302_ONLY = Overrides(select=("DL302",))
+
+
+def _options(tmp_path: Path, **kwargs) -> CheckOptions:
+    kwargs.setdefault("cache_dir", tmp_path / "cache")
+    kwargs.setdefault("overrides", DL302_ONLY)
+    return CheckOptions(paths=[str(tmp_path / "src")], **kwargs)
+
+
+def _summary(report) -> list:
+    return [(o.path, [(f.line, f.col, f.code, f.message) for f in o.findings], o.result.error)
+            for o in report.outcomes]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    files = {f"src/test_bad_{i}.py": MISSPELLED_BASE_SOURCE for i in range(3)}
+    files.update({f"src/test_ok_{i}.py": CLEAN_SOURCE for i in range(3)})
+    files["src/test_syntax.py"] = "def broken(:\n"
+    write_tree(tmp_path, files)
+    return tmp_path
+
+
+def test_second_run_is_answered_from_the_cache(tree):
+    cold = check(_options(tree))
+    warm = check(_options(tree))
+    assert cold.cache_hits == 0
+    assert warm.cache_hits == 7
+    assert _summary(warm) == _summary(cold)
+    assert [o.from_cache for o in warm.outcomes] == [True] * 7
+    # Errors are cached too: the syntax error is reported again without parsing.
+    assert warm.outcomes[-1].result.error.endswith("test_syntax.py: error: syntax error at 1:12: invalid syntax")
+
+
+def test_editing_a_file_invalidates_only_that_file(tree):
+    check(_options(tree))
+    (tree / "src/test_ok_0.py").write_text(MISSPELLED_BASE_SOURCE)
+    report = check(_options(tree))
+    assert report.cache_hits == 6
+    edited = next(o for o in report.outcomes if o.path.endswith("test_ok_0.py"))
+    assert not edited.from_cache and [f.code for f in edited.findings] == ["DL302"]
+
+
+def test_rule_set_and_config_are_part_of_the_key(tree):
+    check(_options(tree))
+    report = check(_options(tree, overrides=Overrides(select=("DL3",))))
+    assert report.cache_hits == 0
+    (tree / "src/pyproject.toml").write_text("[tool.distlint]\nrequire-main = 'never'\n")
+    assert check(_options(tree, overrides=Overrides(select=("DL3",)))).cache_hits == 0
+
+
+def test_distlint_source_is_part_of_the_key(tree, monkeypatch):
+    check(_options(tree))
+    monkeypatch.setattr(cache_module, "source_fingerprint", lambda: "edited-rule")
+    assert check(_options(tree)).cache_hits == 0
+
+
+def test_package_digest_covers_rules_but_not_the_runtime(tmp_path):
+    write_tree(tmp_path, {"pkg/rules/dl999_x.py": "A = 1\n", "pkg/runtime/pool.py": "B = 1\n", "pkg/__init__.py": ""})
+    before = package_digest(tmp_path / "pkg")
+    (tmp_path / "pkg/runtime/pool.py").write_text("B = 2\n")
+    assert package_digest(tmp_path / "pkg") == before
+    (tmp_path / "pkg/rules/dl999_x.py").write_text("A = 2\n")
+    assert package_digest(tmp_path / "pkg") != before
+
+
+def test_corrupt_or_foreign_entries_are_misses(tree):
+    cold = check(_options(tree))
+    entries = sorted((tree / "cache" / "v1").glob("*.json"))
+    assert len(entries) == 7
+    entries[0].write_text("{not json")
+    entries[1].write_bytes(b"\x00\xff")
+    entries[2].write_text(json.dumps({"key": "other", "findings": [], "error": None}))
+    entries[3].write_text(json.dumps({"key": json.loads(entries[4].read_text())["key"], "findings": [[1]]}))
+    warm = check(_options(tree))
+    assert warm.cache_hits == 3
+    assert _summary(warm) == _summary(cold)
+    assert check(_options(tree)).cache_hits == 7  # rewritten
+
+
+def test_cache_directory_ignores_itself_and_leaves_no_temp_files(tree):
+    check(_options(tree))
+    cache_dir = tree / "cache"
+    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert [p.name for p in (cache_dir / "v1").iterdir() if not p.name.endswith(".json")] == []
+
+
+def test_no_cache_reads_and_writes_nothing(tree):
+    report = check(_options(tree, use_cache=False))
+    assert report.cache_hits == 0
+    assert not (tree / "cache").exists()
+
+
+def test_unwritable_cache_is_a_warning_not_a_failure(tree):
+    (tree / "cache").write_text("a file where the cache directory should be")
+    report = check(_options(tree))
+    assert [d.level for d in report.diagnostics] == ["warning"]
+    assert "cache not written" in report.diagnostics[0].message
+    assert sum(len(o.findings) for o in report.outcomes) == 3
+
+
+def test_cache_root_is_the_project_of_the_working_directory(tmp_path, monkeypatch):
+    write_tree(tmp_path, {"proj/pyproject.toml": "", "proj/sub/pyproject.toml": "", "proj/sub/test_a.py": "",
+                          "other/test_b.py": ""})
+    resolver = ConfigResolver()
+    monkeypatch.chdir(tmp_path / "proj")
+    assert cache_root(["sub"], resolver) == tmp_path / "proj"
+    monkeypatch.chdir(tmp_path / "other")
+    assert cache_root(["../proj/sub/test_a.py"], resolver) == tmp_path / "proj" / "sub"
+    assert cache_root(["."], resolver) == tmp_path / "other"  # no pyproject: the working directory
+
+
+def test_default_cache_location_is_project_root(tmp_path, monkeypatch):
+    write_tree(tmp_path, {"pyproject.toml": "", "tests/test_a.py": CLEAN_SOURCE})
+    monkeypatch.chdir(tmp_path / "tests")
+    check(CheckOptions(paths=["."]))
+    assert (tmp_path / ".distlint_cache" / "v1").is_dir()
+
+
+def test_pool_gives_the_same_results_as_one_process(tmp_path):
+    files = {f"src/test_{i:02d}.py": (MISSPELLED_BASE_SOURCE if i % 3 == 0 else CLEAN_SOURCE) for i in range(24)}
+    files["src/test_syntax.py"] = "class (:\n"
+    write_tree(tmp_path, files)
+    serial = check(_options(tmp_path, jobs=1, use_cache=False))
+    pooled = check(_options(tmp_path, jobs=2, use_cache=False))
+    assert serial.workers == 0 and pooled.workers == 2
+    assert _summary(pooled) == _summary(serial)
+    assert sum(len(o.findings) for o in pooled.outcomes) == 8
+
+
+def test_few_files_never_start_a_pool(tree):
+    assert check(_options(tree, jobs=8, use_cache=False)).workers == 0
+
+
+def test_warm_run_neither_imports_libcst_nor_starts_processes(tree):
+    check(_options(tree))
+    code = textwrap.dedent(f"""
+        import sys
+        from distlint.engine import CheckOptions, check
+        from distlint.config import Overrides
+        report = check(CheckOptions(paths=[{str(tree / 'src')!r}], cache_dir={str(tree / 'cache')!r},
+                                    overrides=Overrides(select=("DL302",)), jobs=2))
+        print(report.cache_hits, report.workers, "libcst" in sys.modules, "multiprocessing" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["7", "0", "False", "False"], done.stderr
+
+
+def test_fix_mode_uses_the_cache_for_files_without_fixable_findings(tree):
+    check(_options(tree))
+    report = check(_options(tree, mode="fix"))
+    assert report.cache_hits == 4  # 3 clean + the syntax error; the 3 fixable files were fixed
+    assert (tree / "src/test_bad_0.py").read_text() == MISSPELLED_BASE_FIXED
+    assert [o.written for o in report.outcomes].count(True) == 3
+    # Fixed files were cached under their new content.
+    assert check(_options(tree)).cache_hits == 7
+
+
+def test_diff_mode_keeps_original_and_fixed_bytes(tree):
+    report = check(_options(tree, mode="diff"))
+    changed = [o for o in report.outcomes if o.fixed is not None]
+    assert len(changed) == 3
+    assert all(o.original == MISSPELLED_BASE_SOURCE.encode() and not o.written for o in changed)
+    assert (tree / "src/test_bad_0.py").read_text() == MISSPELLED_BASE_SOURCE
+
+
+def test_a_crashing_rule_is_an_internal_error_for_that_file_only(tree, monkeypatch):
+    rule = rules_by_code()["DL302"]
+
+    def leave_Module(self, original_node):  # libcst finds visitor methods by __name__
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(rule, "leave_Module", leave_Module)
+    report = check(_options(tree, use_cache=False, jobs=1))
+    crashed = [o for o in report.outcomes if o.internal_error]
+    assert [Path(o.path).name for o in crashed] == ["test_bad_0.py", "test_bad_1.py", "test_bad_2.py"]
+    assert crashed[0].result.error.endswith("error: internal error in distlint: RuntimeError: boom")
+    assert report.internal_error
+    assert len(report.outcomes) == 7
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path, monkeypatch):
+    write_tree(tmp_path, {f"src/test_{i:02d}.py": (MISSPELLED_BASE_SOURCE if i % 2 else CLEAN_SOURCE)
+                          for i in range(30)})
+    command = [sys.executable, "-m", "distlint", "check", "--select", "DL302", "--cache-dir", str(tmp_path / "cache"),
+               "--jobs", "1", "src"]
+    runs = [subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [1, 1, 1]
+    assert len({out for out, _ in outputs}) == 1
+    assert outputs[0][0].splitlines()[-1] == "Found 15 errors in 15 files (15 fixable with --fix)."
+    entries = list((tmp_path / "cache" / "v1").iterdir())
+    assert len(entries) == 30 and all(e.suffix == ".json" for e in entries)
+    monkeypatch.chdir(tmp_path)
+    assert check(CheckOptions(paths=["src"], cache_dir=tmp_path / "cache", overrides=DL302_ONLY)).cache_hits == 30
+    # The path shown is part of the key: another spelling of the paths is a miss.
+    assert check(CheckOptions(paths=[str(tmp_path / "src")], cache_dir=tmp_path / "cache",
+                              overrides=DL302_ONLY)).cache_hits == 0
+
+
+def test_check_rejects_unknown_mode(tmp_path):
+    with pytest.raises(ValueError):
+        check(CheckOptions(paths=[str(tmp_path)], mode="rewrite"))
+
+
+def test_engine_thresholds_are_sane():
+    assert engine.MIN_FILES_FOR_POOL >= 2 * engine.MIN_FILES_PER_WORKER
+
+
+def test_cache_entry_roundtrip(tmp_path):
+    from distlint.config import Config
+    from distlint.findings import FileResult, Finding
+
+    cache = Cache(tmp_path / "c")
+    key = cache.entry_key(Config(), "a.py", "digest")
+    result = FileResult("a.py", [Finding("a.py", 3, 4, "DL101", "no-main-block", "msg", True, 3, 9)])
+    cache.store("a.py", key, result)
+    assert cache.load("a.py", key) == result
+    assert cache.load("a.py", key + "x") is None
+    assert cache.load("b.py", key) is None
+
+
+# -- positions of reported nodes (distlint.positions) --------------------------------------------
+
+POSITION_CASES = [
+    "",
+    "x = 1",  # no trailing newline
+    "x = 1\r\ny = [\r\n    1,\r\n]\r\n",
+    "class A:\n\tdef f(self):\n\t\treturn 'é' + \"\"\"a\nb\"\"\"\n\n\n# tail comment\n",
+    "if True:\n    pass\nelse:\n    x = (1 +\n         2)\r",
+    "@dec\nasync def f(*, a: int = 1) -> None:\n    async with x as y:\n        await z\n",
+]
+
+
+def _all_nodes(module):
+    import libcst as cst
+
+    nodes = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node):
+            nodes.append(node)
+            return True
+
+    module.visit(Collect())
+    return nodes
+
+
+_FIXTURE_FILES = sorted(Path(__file__).parent.parent.glob("fixtures/**/test_*.py"))
+
+
+@pytest.mark.parametrize("source", POSITION_CASES + [p.read_text() for p in _FIXTURE_FILES],
+                         ids=[f"case{i}" for i in range(len(POSITION_CASES))] + [p.name for p in _FIXTURE_FILES])
+def test_node_spans_equal_position_provider(source):
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from distlint.positions import node_spans
+
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    nodes = _all_nodes(module)
+    spans = node_spans(module, nodes)
+    for node in nodes:
+        want = expected[node]
+        assert spans[node] == (want.start.line, want.start.column, want.end.line, want.end.column), node
+
+
+SCOPE_SHAPES = """
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase as Base
+import os.path
+from . import sibling
+from .pkg import thing as other
+
+
+class TestX(Base):
+    attr = dist.group.WORLD
+
+    def test_a(self, dist=None):
+        store = dist.FileStore(self.file_name, 2)  # a parameter shadows the import
+        values = [os.path.join(x, "a") for x in ("b", "c")]
+        lam = lambda other: other + 1
+        global sibling
+        sibling = 3
+        return store, values, lam
+
+    @staticmethod
+    def helper():
+        def inner():
+            nonlocal_value = other.thing
+            return nonlocal_value
+        return inner
+
+
+def late():
+    return Base, dist.init_process_group, undefined_name
+
+
+if __name__ == "__main__":
+    from torch.testing._internal.common_utils import run_tests as rt
+    rt()
+"""
+
+
+def _smallest_fixtures(count: int) -> list:
+    paths = sorted(Path(__file__).parent.parent.glob("fixtures/**/test_*.py"), key=lambda p: p.stat().st_size)
+    return [p.read_text() for p in paths[:count]]
+
+
+@pytest.mark.parametrize("source", [SCOPE_SHAPES] + _smallest_fixtures(3), ids=["shapes", "small0", "small1", "small2"])
+def test_lazy_qualified_names_equal_the_provider(source):
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+
+    from distlint.linter import LazyQualifiedNames
+
+    module = cst.parse_module(source)
+    provider = MetadataWrapper(module, unsafe_skip_copy=True)
+    expected = provider.resolve(QualifiedNameProvider)
+    lazy = LazyQualifiedNames(module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider))
+    for node, value in expected.items():  # every value, asked in any order
+        value = value() if callable(value) else value
+        assert lazy[node] == value, node
+    assert set(lazy) == set(expected) and len(lazy) == len(expected)
+    assert all(node in lazy for node in expected) and cst.Name("elsewhere") not in lazy

@@ -1,0 +1,443 @@
+"""The main-block analysis behind DL101-DL104, its pre-screen, and ensure_main_block."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from distlint.analysis.mainblock import (
+    analyze_main_block,
+    is_ast_main_guard,
+    is_main_guard,
+    screen_shape,
+)
+from distlint.analysis.mainblock_fix import ensure_main_block, move_main_block_to_end
+from distlint.config import Config, load_config
+from distlint.linter import PreScreen, fix_source, lint_source
+from distlint.rules import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN_FIXTURES = ROOT / "fixtures" / "main"
+DL1_RULES = [rule for rule in all_rules() if rule.code.startswith("DL1")]
+
+
+def parse(code: str) -> cst.Module:
+    return cst.parse_module(textwrap.dedent(code))
+
+
+def facts_of(code: str, runners=("run_tests",)):
+    return analyze_main_block(parse(code), runners)
+
+
+# -- guards --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("test", [
+    '__name__ == "__main__"',
+    '"__main__" == __name__',
+    "__name__ == '__main__'",
+    '(__name__ == "__main__")',
+    '__name__ == ("__main__")',
+])
+def test_guard_spellings_are_one_guard(test):
+    code = f"if {test}:\n    run_tests()\n"
+    assert len(facts_of(code).guards) == 1
+    # The pre-screen's ast twin must accept exactly the same code.
+    assert is_ast_main_guard(ast.parse(code).body[0])
+
+
+@pytest.mark.parametrize("test", [
+    '__name__ != "__main__"',
+    '__name__ == "__main__" and TEST_CUDA',
+    'name == "__main__"',
+    '__name__ == f"__main__"',
+    '__name__ == b"__main__"',
+    '__name__ == "__main__" == x',
+])
+def test_other_comparisons_are_not_guards(test):
+    code = f"if {test}:\n    run_tests()\n"
+    assert facts_of(code).guards == []
+    assert not is_main_guard(cst.parse_module(code).body[0])
+    assert not is_ast_main_guard(ast.parse(code).body[0])
+
+
+@pytest.mark.parametrize("code", [
+    """
+    def main():
+        if __name__ == "__main__":
+            run_tests()
+    """,
+    """
+    if True:
+        if __name__ == "__main__":
+            run_tests()
+    """,
+    """
+    try:
+        import numpy
+    except ImportError:
+        pass
+    else:
+        if __name__ == "__main__":
+            run_tests()
+    """,
+])
+def test_a_nested_guard_is_not_a_main_block(code):
+    facts = facts_of(code)
+    assert facts.guards == []
+    assert len(facts.nested_guards) == 1
+    # Its call does not run at import either.
+    assert facts.import_time_runs == []
+
+
+# -- runner resolution ---------------------------------------------------------------------
+
+RUNS = [
+    ("from torch.testing._internal.common_utils import run_tests as rt", "rt()", ("rt",)),
+    ("import torch.testing._internal.common_utils as cu", "cu.run_tests()", ("cu.run_tests",)),
+    ("from torch.testing._internal import common_utils", "common_utils.run_tests()", ("common_utils.run_tests",)),
+    ("import torch.testing._internal.common_utils", "torch.testing._internal.common_utils.run_tests()",
+     ("torch.testing._internal.common_utils.run_tests",)),
+    ("from distlint.runtime import run_tests", "run_tests()", ("run_tests",)),
+    ("from unittest import main as go", "go()", ("go",)),
+    ("import pytest", "pytest.main([__file__])", ("pytest.main",)),
+    ("from torch.testing._internal.common_utils import *", "run_tests()", ("run_tests",)),
+    ("from torch.testing._internal import common_utils\nrt = common_utils.run_tests", "rt()", ("rt",)),
+    ("def main():\n    from torch.testing._internal.common_utils import run_tests as r\n    r()",
+     "main()", ("main", "r")),
+    ("import sys\ndef main(argv):\n    if argv:\n        run_tests()", "main(sys.argv)", ("main", "run_tests")),
+]
+
+
+@pytest.mark.parametrize("setup,block,chain", RUNS)
+def test_runner_is_resolved_through_aliases_and_functions(setup, block, chain):
+    facts = facts_of(f"{setup}\n\nif __name__ == '__main__':\n    {block}\n")
+    runner = facts.guards[0].runner
+    assert runner is not None
+    assert runner.chain == chain
+
+
+@pytest.mark.parametrize("setup,block", [
+    ("import argparse", "argparse.ArgumentParser().parse_args()"),
+    ("from helpers import main", "main()"),  # not this module's function: not followed
+    ("from torch.testing._internal.common_utils import run_tests\ndef unused():\n    run_tests()", "print('hi')"),
+    ("from mypkg.testing import launch", "launch()"),  # not a configured runner
+])
+def test_what_is_not_a_runner(setup, block):
+    assert facts_of(f"{setup}\n\nif __name__ == '__main__':\n    {block}\n").guards[0].runner is None
+
+
+def test_configured_runners_bare_and_dotted():
+    code = "from mypkg.testing import launch\n\nif __name__ == '__main__':\n    launch()\n"
+    assert facts_of(code, ("mypkg.testing.launch",)).guards[0].runner is not None
+    assert facts_of(code, ("launch",)).guards[0].runner is not None
+    assert facts_of(code, ("other.launch",)).guards[0].runner is None
+
+
+def test_following_functions_is_recursion_safe():
+    code = """
+    from torch.testing._internal.common_utils import run_tests
+
+    def ping():
+        pong()
+
+    def pong():
+        ping()
+
+    if __name__ == "__main__":
+        ping()
+    """
+    assert facts_of(code).guards[0].runner is None
+    found = facts_of(code.replace("        ping()\n\n    if", "        ping()\n        run_tests()\n\n    if"))
+    assert found.guards[0].runner.chain == ("ping", "pong", "run_tests")
+
+
+@pytest.mark.parametrize("block,raises", [
+    ('raise RuntimeError("not meant to be run directly")', True),
+    ('raise_on_run_directly("test/test_jit.py")', True),
+    ("fail()", True),  # def fail(): raise ...
+    ("if len(sys.argv) > 2:\n        raise SystemExit(2)\n    print('x')", False),
+    ("print('x')", False),
+])
+def test_raising_blocks(block, raises):
+    code = f"import sys\n\ndef fail():\n    raise RuntimeError('no')\n\nif __name__ == '__main__':\n    {block}\n"
+    assert facts_of(code).guards[0].raises is raises
+
+
+# -- tests and where they are -------------------------------------------------------------------
+
+def test_test_definitions_and_the_ones_after_the_block():
+    facts = facts_of("""
+    import unittest
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+    class Helper:
+        pass
+
+    class TestEarly(unittest.TestCase):
+        pass
+
+    if __name__ == "__main__":
+        unittest.main()
+
+    class ReduceTest(MultiProcessTestCase):
+        pass
+
+    class Derived(ReduceTest):
+        pass
+
+    class Checks:
+        def test_it(self):
+            pass
+
+    def test_free():
+        pass
+
+    def helper():
+        pass
+
+    instantiate_device_type_tests(ReduceTest, globals())
+    """)
+    names = [t.name for t in facts.tests]
+    assert names == ["TestEarly", "ReduceTest", "Derived", "Checks", "test_free",
+                     "instantiate_device_type_tests(...)"]
+    assert [t.name for t in facts.tests_after(facts.running_guard)] == names[1:]
+
+
+def test_a_module_without_tests_has_none():
+    assert not facts_of("import torch\n\nclass SequentialStub(torch.nn.Sequential):\n    pass\n").has_tests
+
+
+# -- import time ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,expected", [
+    ("run_tests()", [("run_tests",)]),
+    ("import sys\nsys.exit(run_tests())", [("run_tests",)]),
+    ("if not IS_WINDOWS:\n    run_tests()", [("run_tests",)]),
+    ("try:\n    run_tests()\nexcept Exception:\n    pass", [("run_tests",)]),
+    ("import unittest\nwith open('x'):\n    unittest.main()", [("unittest.main",)]),
+    ("def main():\n    run_tests()\n\nmain()", [("main", "run_tests")]),
+    # A guard inside a function called at import does not run then.
+    ("def main():\n    if __name__ == '__main__':\n        run_tests()\n\nmain()", []),
+    ("def main():\n    run_tests()", []),
+    ("RUNNER = run_tests", []),
+    ("if __name__ == '__main__':\n    run_tests()", []),
+    ("callback = lambda: run_tests()", []),
+])
+def test_runner_calls_at_import(code, expected):
+    runs = facts_of("from torch.testing._internal.common_utils import run_tests\n" + code).import_time_runs
+    assert [run.runner.chain for run in runs] == expected
+
+
+def test_a_statement_that_binds_names_is_not_movable():
+    runs = facts_of("import unittest\ntry:\n    import numpy as np\n    unittest.main()\nexcept ImportError:\n    np = None\n"
+                    ).import_time_runs
+    assert len(runs) == 1 and not runs[0].movable
+
+
+@pytest.mark.parametrize("code,uses", [
+    ("from torch.testing._internal.common_utils import run_tests, TestCase", True),
+    ("from distlint.runtime import run_tests as rt", True),
+    ("import torch.testing._internal.common_utils as cu\ndef main():\n    cu.run_tests()", True),
+    ("import torch.testing._internal.common_utils as cu\nclass TestX(cu.TestCase):\n    pass", False),
+    ("import unittest\nclass TestX(unittest.TestCase):\n    pass", False),
+    ("def run_tests():\n    pass", False),
+])
+def test_belonging_to_the_run_tests_convention(code, uses):
+    assert facts_of(code).uses_convention_runner is uses
+
+
+# -- ensure_main_block ---------------------------------------------------------------------
+
+TORCH_TEST = """\
+import torch
+from torch.testing._internal.common_utils import TestCase
+
+
+class TestAdd(TestCase):
+    def test_add(self):
+        self.assertEqual(torch.ones(1) + 1, torch.full((1,), 2.0))
+"""
+
+
+def _dl101_findings(source: str):
+    config = Config(require_main="always", select=("DL101",))
+    return lint_source(source.encode(), "test_x.py", config).findings
+
+
+def test_ensure_main_block_adds_the_block_and_the_import():
+    module = cst.parse_module(TORCH_TEST)
+    assert _dl101_findings(TORCH_TEST)
+    result = ensure_main_block(module)
+    expected = TORCH_TEST.replace("import TestCase", "import run_tests, TestCase") + (
+        '\n\nif __name__ == "__main__":\n    run_tests()\n')
+    assert result.code == expected
+    compile(result.code, "test_x.py", "exec")
+    assert _dl101_findings(result.code) == []
+    # Idempotent: a module whose block calls a runner is returned unchanged.
+    assert ensure_main_block(result) is result
+
+
+def test_ensure_main_block_reuses_aliases_and_module_imports():
+    aliased = "from torch.testing._internal.common_utils import run_tests as rt\n" + TORCH_TEST
+    assert ensure_main_block(cst.parse_module(aliased)).code.endswith('if __name__ == "__main__":\n    rt()\n')
+    via_module = TORCH_TEST.replace("import torch\n", "import torch\nfrom torch.testing._internal import common_utils\n")
+    result = ensure_main_block(cst.parse_module(via_module)).code
+    assert result.endswith("    common_utils.run_tests()\n")
+    assert result.count("import") == via_module.count("import")
+
+
+def test_ensure_main_block_runner_module_and_style():
+    source = TORCH_TEST.replace("\n", "\r\n").replace("    ", "\t")
+    result = ensure_main_block(cst.parse_module(source), runner_module="distlint.runtime").code
+    assert "from distlint.runtime import run_tests\r\n" in result
+    assert result.endswith('\r\n\r\nif __name__ == "__main__":\r\n\trun_tests()\r\n')
+    assert "\n" not in result.replace("\r\n", "")
+
+
+@pytest.mark.parametrize("tail", [
+    "\nif __name__ == '__main__':\n    print('custom CLI')\n",  # a custom main is never rewritten
+    "\ndef main():\n    if __name__ == '__main__':\n        run_tests()\n",  # nested guard
+    "\nfrom torch.testing._internal.common_utils import run_tests\nrun_tests()\n",  # DL104's business
+])
+def test_ensure_main_block_leaves_existing_blocks_alone(tail):
+    module = cst.parse_module(TORCH_TEST + tail)
+    assert ensure_main_block(module) is module
+
+
+def test_ensure_main_block_never_shadows_a_name():
+    source = "from other import launch\n" + TORCH_TEST
+    module = cst.parse_module(source)
+    assert ensure_main_block(module, runners=("mypkg.launch",)) is module
+
+
+# -- moving the block ------------------------------------------------------------------------
+
+def test_move_main_block_keeps_comments_where_they_belong():
+    module = parse("""
+    import unittest
+
+
+    # ---- section: early tests ----
+
+    # Run with python test_x.py
+    if __name__ == "__main__":
+        unittest.main()
+        # inside the block
+    # about TestLate
+    class TestLate(unittest.TestCase):
+        pass
+    """)
+    moved = move_main_block_to_end(analyze_main_block(module))
+    assert moved.code == textwrap.dedent("""
+    import unittest
+
+
+    # ---- section: early tests ----
+    # about TestLate
+    class TestLate(unittest.TestCase):
+        pass
+
+
+    # Run with python test_x.py
+    if __name__ == "__main__":
+        unittest.main()
+        # inside the block
+    """)
+
+
+# -- the pre-screen ------------------------------------------------------------------------
+
+def _examples():
+    for rule in DL1_RULES:
+        for example in (*rule.VALID, *rule.INVALID):
+            config = Config.from_table({"select": ["DL1"], **example.config}, source="<example>")
+            yield textwrap.dedent(example.code), config
+
+
+TRICKY = [
+    # Runner reached only through an alias or an assignment chain.
+    "from unittest import main as go\nclass TestA:\n    def test_a(self):\n        pass\ngo()\n",
+    "import x\na = x.run_tests\nb = a\nb()\n",
+    "def f():\n    run_tests()\nf()\n",
+    "if '__ma' 'in__' == __name__:\n    print(1)\nclass TestA:\n    pass\n",
+    "if __name__ == '__main__':\n    pass\nif __name__ == '__main__':\n    run_tests()\n",
+    "from torch.testing._internal.common_utils import *\nclass TestA:\n    pass\n",
+]
+
+
+def _sources():
+    yield from _examples()
+    for path in sorted(MAIN_FIXTURES.rglob("test_*.py")):
+        yield path.read_text(), load_config(path)
+    for code in TRICKY:
+        for require_main in ("auto", "always"):
+            yield code, Config(select=("DL1",), require_main=require_main)
+
+
+@pytest.mark.parametrize("index", range(len(list(_sources()))))
+def test_prescreen_never_hides_a_finding(index):
+    source, config = list(_sources())[index]
+    full = lint_source(source.encode(), "test_x.py", config, DL1_RULES, prescreen=False)
+    assert full.error is None
+    screen = PreScreen(source.encode(), "test_x.py")
+    for finding in full.findings:
+        rule = next(r for r in DL1_RULES if r.code == finding.code)
+        assert rule.may_report(screen, config), (finding, source)
+
+
+CLEAN = """\
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class TestAdd(TestCase):
+    def test_add(self):
+        self.assertTrue(True)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+@pytest.mark.parametrize("source,config", [
+    (CLEAN, Config()),
+    (CLEAN, Config(require_main="always")),
+    ((MAIN_FIXTURES / "test_model_parallel_pytest.py").read_text(), Config()),
+    ((MAIN_FIXTURES / "test_jit_fuser_legacy.py").read_text(), Config()),
+], ids=["clean", "clean-always", "torchrec-pytest", "raises"])
+def test_prescreen_keeps_ordinary_files_away_from_libcst(source, config):
+    screen = PreScreen(source.encode(), "test_x.py")
+    assert [rule.code for rule in DL1_RULES if rule.may_report(screen, config)] == []
+
+
+def test_screen_shape_of_a_file_with_code_after_the_guard():
+    shape = screen_shape(ast.parse(CLEAN + "\nclass TestLate(TestCase):\n    pass\n"), ("run_tests",))
+    assert shape.has_guard and shape.guard_surely_runs and shape.code_after_guard
+    assert not shape.may_run_at_import
+
+
+# -- golden fixtures of the main-block rules --------------------------------------------------
+
+MAIN_CASES = sorted(MAIN_FIXTURES.rglob("test_*.py"))
+
+
+@pytest.mark.parametrize("path", MAIN_CASES, ids=lambda p: str(p.relative_to(MAIN_FIXTURES)))
+def test_main_fixture_findings_and_fix(path):
+    config = load_config(path)
+    source = path.read_bytes()
+    result = lint_source(source, path.name, config)
+    assert result.error is None
+    got = [f"{f.line}:{f.col}: {f.code} {f.message}" for f in result.findings]
+    assert got == path.with_suffix(".findings").read_text().splitlines()
+    fixed_path = path.with_name(path.name + ".fixed")
+    fixed = fix_source(source, path.name, config)
+    if not fixed_path.exists():
+        assert fixed.fixed is None
+        return
+    assert fixed.fixed is not None and fixed.fixed.decode() == fixed_path.read_text()
+    assert lint_source(fixed.fixed, path.name, config).findings == []
+    assert fix_source(fixed.fixed, path.name, config).fixed is None

@@ -1,0 +1,595 @@
+"""``distlint migrate``: golden outputs, reports, safety, idempotence, round trip, collection.
+
+Golden files (``fixtures/migrate``): ``test_<name>.py`` is the input,
+``test_<name>.py.migrated`` the expected output with the default options (absent: the
+file must not change) and ``test_<name>.report`` the expected report text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import stat
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List
+
+import libcst as cst
+import pytest
+
+from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
+from distlint.config import Config
+from distlint.linter import lint_source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "migrate"
+CASES = sorted(FIXTURES.glob("test_*.py"))
+CHANGED = [case for case in CASES if case.with_name(case.name + ".migrated").exists()]
+RUNTIMES = ("distlint", "torch")
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _migrate(path: Path, runtime: str = "distlint", source: bytes = b"", suffix: str = "Continuous") -> MigrationResult:
+    """Migrate a fixture (results are shared between tests: migrating costs about a second)."""
+    return _cached_migrate(source or path.read_bytes(), _relative(path), runtime, suffix)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_migrate(source: bytes, path: str, runtime: str, suffix: str) -> MigrationResult:
+    return migrate_source(source, path, options=MigrateOptions(runtime=runtime, class_suffix=suffix))
+
+
+def _source_result(text: str, runtime: str = "distlint") -> MigrationResult:
+    return migrate_source(textwrap.dedent(text).encode(), "test_inline.py", options=MigrateOptions(runtime=runtime))
+
+
+# -- golden files ---------------------------------------------------------------------------
+
+def test_the_fixtures_cover_both_backends_and_changes() -> None:
+    names = {case.name for case in CASES}
+    assert any("gloo" in n for n in names) and any("nccl" in n for n in names)
+    assert len(CHANGED) >= 3 and len(CHANGED) < len(CASES)  # some change, one must stay as it is
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_golden_output_and_report(case: Path) -> None:
+    result = _migrate(case)
+    assert result.error is None
+    expected = case.with_name(case.name + ".migrated")
+    if expected.exists():
+        assert result.changed
+        assert result.migrated.decode() == expected.read_text()
+    else:
+        assert not result.changed and result.migrated is None
+    assert result.report.text() == case.with_suffix(".report").read_text()
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_second_run_changes_nothing(case: Path, runtime: str) -> None:
+    first = _migrate(case, runtime)
+    second = _migrate(case, runtime, source=first.migrated or case.read_bytes())
+    assert second.error is None
+    assert not second.changed, second.diff()
+    assert second.report.moved_count == 0
+
+
+@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+def test_torch_runtime_imports_torchs_continuous_class(case: Path) -> None:
+    text = _migrate(case, "torch").migrated.decode()
+    module = cst.parse_module(text)
+    imports = [cst.Module([]).code_for_node(s).strip() for s in module.body
+               if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], (cst.Import, cst.ImportFrom))]
+    assert any(line.startswith("from torch.testing._internal.common_distributed import") and
+               "MultiProcContinuousTest" in line for line in imports), imports
+    assert "distlint" not in text  # code that lands in PyTorch cannot depend on distlint
+    assert "from torch.testing._internal.common_utils import" in text and "run_tests()" in text
+
+
+@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+def test_distlint_runtime_runs_with_distlint_run_tests(case: Path) -> None:
+    """torch's run_tests() rejects test classes that do not derive from torch's TestCase."""
+    text = _migrate(case).migrated.decode()
+    assert "from distlint.runtime import" in text and "MultiProcContinuousTest" in text
+    imports = re.findall(r"^from (\S+) import .*\brun_tests\b", text, re.MULTILINE)
+    assert imports == ["distlint.runtime"]
+    assert text.rstrip().endswith("run_tests()")
+
+
+def test_class_suffix_names_the_new_classes() -> None:
+    result = _migrate(FIXTURES / "test_gloo_helper_pg.py", suffix="Shared")
+    text = result.migrated.decode()
+    assert "class ProcessGroupGlooTestShared(MultiProcContinuousTest):" in text
+    assert "class ProcessGroupGlooLazyInitTestShared(ProcessGroupGlooTestShared):" in text
+    assert "Continuous(" not in text
+
+
+# -- the report -----------------------------------------------------------------------------
+
+def test_report_names_every_test_left_behind_with_its_reason() -> None:
+    report = _migrate(FIXTURES / "test_nccl_pg_ops.py").report
+    left = {entry.test: entry.code for cls in report.classes for entry in cls.left}
+    assert left == {
+        "test_high_priority_stream": "custom-options",
+        "test_reduce_scatter": "shared-helper",
+        "test_reduce_scatter_high_priority": "custom-options",
+        "test_abort_pg_in_flight": "tests-abort",
+        "test_blocking_wait_timeout": "env-decorator",
+        "test_barrier": "class-setup",
+        "test_all_gather_into_tensor": "subclass",
+        "test_distribute_tensor": "unsupported-base",
+    }
+    moved = [name for cls in report.classes for name in cls.moved]
+    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes"]
+
+
+def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
+    result = _migrate(FIXTURES / "test_refusals.py")
+    assert not result.changed
+    codes = {entry.test: entry.code for cls in result.report.classes for entry in cls.left}
+    assert codes == {"test_all_reduce": "class-body", "test_barrier": "name-taken", "test_broadcast": "class-options",
+                     "test_init_and_destroy": "rewrite", "test_rank_in_range": "no-pg"}
+    assert any(e.code == "module-reference" for cls in result.report.classes for e in cls.left)
+
+
+# -- the migrated code is what it should be -----------------------------------------------
+
+def _continuous_class_names(result: MigrationResult) -> Dict[str, str]:
+    return {cls.continuous: cls.name for cls in result.report.classes if cls.continuous}
+
+
+@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+def test_round_trip_with_the_pg_rules(case: Path) -> None:
+    """`distlint check` on migrated code: no DL201/DL202 for moved tests, no DL203 at all."""
+    result = _migrate(case)
+    moved = {name for cls in result.report.classes for name in cls.moved}
+    continuous = set(_continuous_class_names(result))
+    before = lint_source(case.read_bytes(), case.name, Config(select=("DL2",)))
+    after = lint_source(result.migrated, case.name, Config(select=("DL2",)))
+    assert before.error is None and after.error is None
+    assert any(f.code == "DL201" and "migratable" in f.message for f in before.findings)
+    assert not [f for f in after.findings if f.code == "DL203"]
+    for finding in after.findings:
+        named = set(re.findall(r"`(\w+)`", finding.message))
+        if finding.code == "DL201":
+            assert not named & moved, finding
+        if finding.code == "DL202":
+            assert not named & continuous, finding
+    lines = result.migrated.decode().splitlines()
+    for cls in continuous:  # the new classes are continuous, so the rules see no per-test PG there
+        line = next(i for i, text in enumerate(lines, 1) if text.startswith(f"class {cls}("))
+        assert not [f for f in after.findings if f.line == line]
+
+
+COLLECTOR = textwrap.dedent('''
+    import importlib.machinery, importlib.util, json, sys, unittest
+    import torch.distributed as dist
+
+    dist.is_nccl_available = lambda: True  # the NCCL fixture exits at import without NCCL; names only
+    out = {}
+    for index, path in enumerate(sys.argv[1:]):
+        name = f"collected_{index}"
+        loader = importlib.machinery.SourceFileLoader(name, path)
+        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+        sys.modules[name] = module
+        loader.exec_module(module)
+        ids = []
+
+        def walk(suite):
+            for test in suite:
+                walk(test) if isinstance(test, unittest.TestSuite) else ids.append(test.id())
+
+        walk(unittest.defaultTestLoader.loadTestsFromModule(module))
+        out[path] = [test_id.split(".", 1)[1] for test_id in ids]
+    print(json.dumps(out))
+''')
+
+
+def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
+    """unittest collects the same multiset of test names (and, class names mapped back, the same ids)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("expecttest")
+    files: List[str] = []
+    renamed: Dict[str, Dict[str, str]] = {}
+    for case in CHANGED:
+        files.append(str(case))
+        for runtime in RUNTIMES:
+            result = _migrate(case, runtime)
+            target = tmp_path / runtime / case.name
+            target.parent.mkdir(exist_ok=True)
+            target.write_bytes(result.migrated)
+            files.append(str(target))
+            renamed[str(target)] = _continuous_class_names(result)
+    completed = subprocess.run([sys.executable, "-c", COLLECTOR, *files], capture_output=True, text=True,
+                               timeout=240, cwd=ROOT)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    collected = json.loads(completed.stdout.strip().splitlines()[-1])
+    for case in CHANGED:
+        original = collected[str(case)]
+        assert original, f"{case.name}: nothing collected"
+        for runtime in RUNTIMES:
+            target = str(tmp_path / runtime / case.name)
+            migrated = collected[target]
+            names = Counter(i.rsplit(".", 1)[1] for i in migrated)
+            assert names == Counter(i.rsplit(".", 1)[1] for i in original), (case.name, runtime)
+            mapping = renamed[target]
+            mapped = Counter(f"{mapping.get(c, c)}.{t}" for c, t in (i.rsplit(".", 1) for i in migrated))
+            assert mapped == Counter(original), (case.name, runtime)
+            assert any(i.split(".")[0] in mapping for i in migrated)  # tests really moved
+
+
+# -- mechanics on small inputs --------------------------------------------------------------
+
+PER_TEST_HEADER = '''
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+    from torch.testing._internal.common_utils import run_tests
+
+'''
+
+
+def test_whole_family_moves_and_empty_classes_go() -> None:
+    """A subclass that only flips an attribute gets a counterpart; classes left empty are removed."""
+    result = _source_result(PER_TEST_HEADER + '''
+    class AllReduceTest(MultiProcessTestCase):
+        scale = 1
+
+        def setUp(self):
+            super(AllReduceTest, self).setUp()  # explicit super in setUp is fine: setUp goes away
+            self._spawn_processes()
+
+        @property
+        def world_size(self):
+            return 2
+
+        def test_sum(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+            t = torch.ones(2) * self.scale
+            dist.all_reduce(t)
+            self.assertEqual(t, torch.full((2,), 2.0 * self.scale))
+            dist.destroy_process_group()
+
+
+    class ScaledAllReduceTest(AllReduceTest):
+        scale = 3
+
+
+    if __name__ == "__main__":
+        run_tests()
+    ''')
+    text = result.migrated.decode()
+    assert "class AllReduceTest(" not in text and "class ScaledAllReduceTest(" not in text
+    assert "MultiProcessTestCase" not in text and "FileStore" not in text and "destroy_process_group" not in text
+    assert "class AllReduceTestContinuous(MultiProcContinuousTest):\n    scale = 1\n" in text
+    assert "class ScaledAllReduceTestContinuous(AllReduceTestContinuous):\n    scale = 3\n" in text
+    [base, sub] = result.report.classes
+    assert base.removed and sub.removed and base.moved == ["test_sum"] and sub.inherits_from == ["AllReduceTest"]
+
+
+def test_default_world_size_is_carried() -> None:
+    """MultiProcessTestCase spawns DEFAULT_WORLD_SIZE (4) ranks when a class does not say."""
+    result = _source_result(PER_TEST_HEADER + '''
+    class BarrierTest(MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_barrier(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+            dist.barrier()
+    ''')
+    text = result.migrated.decode()
+    assert "    world_size = DEFAULT_WORLD_SIZE\n" in text
+    assert re.search(r"^from torch\.testing\._internal\.common_distributed import .*DEFAULT_WORLD_SIZE", text, re.M)
+
+
+def test_existing_torch_continuous_import_gets_an_alias() -> None:
+    result = _source_result(PER_TEST_HEADER.replace(
+        "import MultiProcessTestCase", "import MultiProcContinuousTest, MultiProcessTestCase") + '''
+    class Old(MultiProcContinuousTest):
+        def test_nothing(self):
+            pass
+
+
+    class BarrierTest(MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_barrier(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+            dist.barrier()
+    ''')
+    text = result.migrated.decode()
+    assert "from distlint.runtime import" in text and "MultiProcContinuousTest as DistlintMultiProcContinuousTest" in text
+    assert "class BarrierTestContinuous(DistlintMultiProcContinuousTest):" in text
+    assert "class Old(MultiProcContinuousTest):" in text
+
+
+def test_main_block_is_added_when_missing() -> None:
+    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
+                            + '''
+    class BarrierTest(MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_barrier(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+            dist.barrier()
+    ''')
+    text = result.migrated.decode()
+    assert text.rstrip().endswith('if __name__ == "__main__":\n    run_tests()')
+    assert "from distlint.runtime import" in text and "run_tests" in text.split("class")[0]
+
+
+def test_files_without_per_test_classes_are_not_analysed(monkeypatch) -> None:
+    import distlint.codemods.migrate_continuous as migrate
+
+    def boom(*args, **kwargs):
+        raise AssertionError("analysed a file the pre-screen rules out")
+
+    monkeypatch.setattr(migrate, "_analyze", boom)
+    result = migrate_source(b"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n",
+                            "test_plain.py")
+    assert result.error is None and not result.changed and not result.report.classes
+
+
+def test_invalid_output_is_never_returned(monkeypatch) -> None:
+    import distlint.codemods.migrate_continuous as migrate
+
+    def reject(source: bytes, path: str) -> None:
+        raise ValueError("result does not compile: simulated (line 1)")
+
+    monkeypatch.setattr(migrate, "verify_python", reject)
+    case = FIXTURES / "test_gloo_init_pg.py"
+    result = migrate_source(case.read_bytes(), _relative(case))
+    assert result.migrated is None and not result.changed
+    assert result.error == (f"{_relative(case)}: error: not migrated, distlint produced invalid code "
+                            "(result does not compile: simulated (line 1)); please report this")
+
+
+@pytest.mark.parametrize("source, message", [
+    (b"class T(:\n    pass\n", "test_bad.py: error: syntax error at 1:"),
+    (b"# -*- coding: utf-8 -*-\nx = '\xff\xfe'\n", "test_bad.py: error: not valid utf-8: byte 0xff"),
+    (b"x = 1\x00\n", "test_bad.py: error: binary file"),
+])
+def test_bad_input_is_one_line_error(source: bytes, message: str) -> None:
+    result = migrate_source(source, "test_bad.py")
+    assert result.error is not None and result.error.startswith(message) and "\n" not in result.error
+    assert result.migrated is None
+
+
+# -- the command line -----------------------------------------------------------------------
+
+#: The files the command-line tests work on (two that change, one that does not).
+CLI_FILES = ("test_gloo_helper_pg.py", "test_gloo_init_pg.py", "test_refusals.py")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in CLI_FILES:
+        (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
+    return tmp_path
+
+
+def _expected(name: str) -> str:
+    return (FIXTURES / (name + ".migrated")).read_text()
+
+
+def test_default_prints_diff_and_report_and_writes_nothing(run_cli, project: Path) -> None:
+    before = {p.name: p.read_bytes() for p in project.glob("*.py")}
+    status, out, err = run_cli("migrate", "test_gloo_init_pg.py")
+    assert status == 0
+    assert out.startswith("--- a/test_gloo_init_pg.py\n+++ b/test_gloo_init_pg.py\n")
+    assert "+class DistCollectivesTestContinuous(MultiProcContinuousTest):" in out
+    assert "test_gloo_init_pg.py: 3 tests moved, 1 left\n  DistCollectivesTest -> DistCollectivesTestContinuous" in out
+    assert err.strip() == "distlint migrate: would migrate 1 of 1 file (3 tests moved, 1 left in place)"
+    assert {p.name: p.read_bytes() for p in project.glob("*.py")} == before
+
+
+def test_diff_prints_only_the_diff(run_cli, project: Path) -> None:
+    status, out, _ = run_cli("migrate", "--diff", "test_gloo_helper_pg.py", "test_refusals.py")
+    assert status == 0
+    assert out.startswith("--- a/test_gloo_helper_pg.py\n") and "tests moved" not in out and "left " not in out
+    assert "test_refusals.py" not in out
+
+
+def test_check_exits_1_when_a_file_would_change(run_cli, project: Path) -> None:
+    before = (project / "test_gloo_helper_pg.py").read_bytes()
+    status, out, err = run_cli("migrate", "--check", ".")
+    assert status == 1
+    assert "would migrate 2 of 3 files" in err and "--- a/" not in out
+    assert "ProcessGroupGlooTest -> ProcessGroupGlooTestContinuous" in out  # the report
+    assert (project / "test_gloo_helper_pg.py").read_bytes() == before
+    status, _, _ = run_cli("migrate", "--check", "test_refusals.py")
+    assert status == 0
+
+
+def test_write_applies_keeps_the_mode_and_a_second_run_is_clean(run_cli, project: Path) -> None:
+    target = project / "test_gloo_helper_pg.py"
+    target.chmod(0o640)
+    status, out, err = run_cli("migrate", "--write", ".")
+    assert status == 0, err
+    assert target.read_text() == _expected("test_gloo_helper_pg.py")
+    assert (project / "test_gloo_init_pg.py").read_text() == _expected("test_gloo_init_pg.py")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert "migrated 2 of 3 files" in err and "--- a/" not in out
+    assert not [p for p in project.iterdir() if "distlint-tmp" in p.name]
+    status, _, err = run_cli("migrate", "--check", ".")
+    assert status == 0 and "would migrate 0 of 3 files" in err
+
+
+def test_bad_files_are_reported_skipped_and_never_touched(run_cli, project: Path) -> None:
+    bad = {
+        "test_syntax.py": b"class Broken(:\n    pass\n",
+        "test_bytes.py": b"# -*- coding: utf-8 -*-\nname = '\xff'\n",
+    }
+    for name, content in bad.items():
+        (project / name).write_bytes(content)
+    readonly = project / "test_gloo_init_pg.py"
+    original = readonly.read_bytes()
+    readonly.chmod(0o444)
+    status, _, err = run_cli("migrate", "--write", ".")
+    assert status == 1
+    errors = sorted(line for line in err.splitlines() if ": error: " in line)
+    assert len(errors) == 3, err
+    assert errors[0].startswith("test_bytes.py: error: not valid utf-8: byte 0xff")
+    assert errors[1] == "test_gloo_init_pg.py: error: file is read-only, not modified"
+    assert errors[2].startswith("test_syntax.py: error: syntax error at 1:")
+    for name, content in bad.items():
+        assert (project / name).read_bytes() == content
+    assert readonly.read_bytes() == original and stat.S_IMODE(readonly.stat().st_mode) == 0o444
+    # The other file was still migrated.
+    assert (project / "test_gloo_helper_pg.py").read_text() == _expected("test_gloo_helper_pg.py")
+
+
+def test_usage_errors(run_cli, project: Path) -> None:
+    status, _, err = run_cli("migrate", "does_not_exist.py")
+    assert status == 2 and "does_not_exist.py: error: no such file or directory" in err
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("migrate", "--class-suffix", "not-an-identifier", ".")
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit):
+        run_cli("migrate", "--write", "--check", ".")
+
+
+def test_helper_base_without_tests_stays_and_shares_through_a_mixin() -> None:
+    """A base that never ran tests (others may import it) stays; what the moved tests need goes to a mixin."""
+    result = _source_result('''
+    import torch
+    import torch.distributed as c10d
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+    from torch.testing._internal.common_utils import run_tests
+
+
+    class GlooTestBase(MultiProcessTestCase):
+        threads = 2
+
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        @property
+        def world_size(self):
+            return 2
+
+        def opts(self):
+            opts = c10d.ProcessGroupGloo._Options()
+            opts._threads = self.threads
+            return opts
+
+        def _create_pg(self, store):
+            return c10d.ProcessGroupGloo(store, self.rank, self.world_size, self.opts())
+
+
+    class AllReduceTest(GlooTestBase):
+        def test_sum(self):
+            store = c10d.FileStore(self.file_name, self.world_size)
+            pg = self._create_pg(store)
+            t = torch.ones(2)
+            pg.allreduce([t]).wait()
+            self.assertEqual(t, torch.full((2,), 2.0))
+    ''')
+    text = result.migrated.decode()
+    assert "class GlooTestBase(GlooTestBaseMixin, MultiProcessTestCase):" in text
+    assert "    @classmethod\n    def opts(cls):\n" in text and "opts._threads = cls.threads" in text
+    assert "class AllReduceTestContinuous(GlooTestBaseMixin, MultiProcContinuousTest):" in text
+    assert "        pg = self.pg\n" in text and "class AllReduceTest(" not in text
+    assert "def _create_pg(self, store):" in text.split("class AllReduceTestContinuous")[0]  # stays with the base
+
+
+def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
+    result = _source_result('''
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.common_distributed import MultiProcessTestCase, _dynamo_dist_per_rank_init
+
+
+    class DynamoTest(MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_compiled_allreduce(self):
+            with _dynamo_dist_per_rank_init(self.rank, self.world_size):
+                t = torch.ones(2)
+                dist.all_reduce(t)
+                self.assertEqual(t, torch.full((2,), 2.0))
+    ''')
+    assert not result.changed
+    [entry] = result.report.classes[0].left
+    assert entry.code == "rewrite" and "with _dynamo_dist_per_rank_init" in entry.text
+
+
+SPAWNING_CLASS = '''
+class {name}({base}):
+    world_size = 2
+{extra}
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def test_all_reduce(self):
+        store = dist.FileStore(self.file_name, self.world_size)
+        dist.init_process_group({args})
+        t = torch.ones(2)
+        dist.all_reduce(t)
+        self.assertEqual(t, torch.full((2,), 2.0))
+'''
+GLOO_ARGS = '"gloo", store=store, rank=self.rank, world_size=self.world_size'
+
+
+@pytest.mark.parametrize("body, code", [
+    # The backend is not a literal.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    backend = 'gloo'\n",
+                           args="self.backend, store=store, rank=self.rank, world_size=self.world_size"),
+     "unknown-backend"),
+    # The shared timeout reads per-test state.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    seconds = 30\n",
+                           args=GLOO_ARGS + ", timeout=timedelta(seconds=self.seconds)"), "class-timeout"),
+    # A member the continuous class uses for itself.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    pg = None\n",
+                           args=GLOO_ARGS).replace("t = torch.ones(2)", "t = torch.ones(2) if self.pg is None else 0"),
+     "reserved-member"),
+    # A subclass overrides the test.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+     + "\n\nclass U(T):\n    def test_all_reduce(self):\n        pass\n", "overridden"),
+])
+def test_refusals_on_small_inputs(body: str, code: str) -> None:
+    source = PER_TEST_HEADER + "    from datetime import timedelta\n" + textwrap.indent(body, "    ")
+    result = _source_result(source)
+    assert result.error is None and not result.changed, result.diff()
+    codes = {entry.code for cls in result.report.classes for entry in cls.left}
+    assert code in codes, result.report.text()
+
+
+def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
+    base = SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+    sub = SPAWNING_CLASS.format(name="U", base="T", extra="", args=GLOO_ARGS.replace('"gloo"', '"mpi"'))
+    sub = sub.replace("test_all_reduce", "test_all_reduce_mpi").replace(
+        "    def setUp(self):\n        super().setUp()\n        self._spawn_processes()\n", "")
+    result = _source_result(PER_TEST_HEADER + textwrap.indent(base + "\n" + sub, "    "))
+    report = {cls.name: cls for cls in result.report.classes}
+    assert report["T"].moved == ["test_all_reduce"]
+    assert [(e.test, e.code) for e in report["U"].left] == [("test_all_reduce_mpi", "base-mismatch")]
+    assert report["U"].continuous == "UContinuous"  # it still gets the tests it inherits
+    assert "class UContinuous(TContinuous):" in result.migrated.decode()

@@ -1,0 +1,582 @@
+"""The process-group analysis (``distlint.analysis.pg``): the facts DL2xx and ``distlint migrate`` use.
+
+These tests pin the contract fields the migrator relies on (statements by identity, bound
+names, stores, teardown, class backend/world size/timeout/options, subclasses), the
+execution models, every creation shape and every reason, and the pre-screen's promise
+(a file it skips has no finding).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from distlint.analysis.eligibility import code
+from distlint.analysis.model import ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, Reason
+from distlint.analysis.pg import analyze_module
+from distlint.config import Config, ConfigResolver
+from distlint.linter import PreScreen, lint_source
+from distlint.rules import rules_by_code
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_FIXTURES = ROOT / "fixtures" / "pg"
+PG_RULES = [rules_by_code()[c] for c in ("DL201", "DL202", "DL203", "DL301")]
+
+HEADER = """\
+import os
+import sys
+from datetime import timedelta
+import torch
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase
+"""
+
+SPAWN = """\
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+"""
+
+
+def analyse(source: str, config: Config = Config()) -> ModuleAnalysis:
+    return analyze_module(MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config)
+
+
+def only_class(source: str, config: Config = Config()) -> ClassAnalysis:
+    classes = [c for c in analyse(source, config).classes if c.tests]
+    assert len(classes) == 1, [c.name for c in classes]
+    return classes[0]
+
+
+def per_test_class(body: str, extra: str = "", header: str = HEADER) -> str:
+    return header + extra + "\n\nclass TestPG(MultiProcessTestCase):\n    world_size = 2\n\n" + SPAWN + "\n" + textwrap.indent(
+        textwrap.dedent(body), "    ")
+
+
+def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
+    return {t.name: {i.reason for i in t.ineligible} for t in analysis.pg_tests}
+
+
+# -- execution models -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source,model,why", [
+    (per_test_class("def test_x(self):\n    pass\n"), ExecutionModel.PER_TEST_SPAWN, "setUp calls self._spawn_processes()"),
+    ("""
+     from torch.testing._internal.common_distributed import MultiProcessTestCase
+     class Base(MultiProcessTestCase):
+         def setUp(self):
+             super().setUp()
+             self._fork_processes()
+     class TestX(Base):
+         def test_x(self):
+             pass
+     """, ExecutionModel.PER_TEST_SPAWN, "setUp of Base calls self._fork_processes()"),
+    ("""
+     from torch.testing._internal.common_fsdp import FSDPTest
+     class TestX(FSDPTest):
+         def test_x(self):
+             pass
+     """, ExecutionModel.PER_TEST_SPAWN, "derives from FSDPTest"),
+    ("""
+     import torch.testing._internal.common_distributed as cd
+     class TestX(cd.MultiProcContinousTest):
+         def test_x(self):
+             pass
+     """, ExecutionModel.CONTINUOUS, "derives from MultiProcContinousTest"),
+    ("""
+     from distlint.runtime import MultiProcContinuousTest as Continuous
+     class TestX(Continuous):
+         def test_x(self):
+             pass
+     """, ExecutionModel.CONTINUOUS, "derives from MultiProcContinuousTest"),
+    ("""
+     from torch.testing._internal.distributed._tensor.common_dtensor import DTensorContinuousTestBase
+     class TestX(DTensorContinuousTestBase):
+         def test_x(self):
+             pass
+     """, ExecutionModel.CONTINUOUS, "derives from DTensorContinuousTestBase"),
+    ("""
+     from torch.testing._internal.common_distributed import MultiThreadedTestCase
+     class TestX(MultiThreadedTestCase):
+         def setUp(self):
+             super().setUp()
+             self._spawn_threads()
+         def test_x(self):
+             pass
+     """, ExecutionModel.THREADED, "derives from MultiThreadedTestCase"),
+    ("""
+     from torch.testing._internal.common_distributed import MultiProcessTestCase
+     class TestX(MultiProcessTestCase):
+         def test_x(self):
+             pass
+     """, ExecutionModel.PLAIN, "no multi-process base"),
+    ("""
+     import unittest
+     class TestX(unittest.TestCase):
+         def test_x(self):
+             pass
+     """, ExecutionModel.PLAIN, "no multi-process base"),
+])
+def test_execution_model(source, model, why):
+    analysis = only_class(source)
+    assert analysis.model is model
+    assert analysis.model_reason == why
+
+
+def test_config_bases_decide_the_model():
+    config = Config(per_test_bases=("torchrec.distributed.test_utils.multi_process.MultiProcessTestBase",),
+                    continuous_bases=("SharedPGBase",))
+    module = analyse("""
+        from torchrec.distributed.test_utils.multi_process import MultiProcessTestBase
+        from mysuite.common import SharedPGBase
+        class TestA(MultiProcessTestBase):
+            def test_a(self):
+                pass
+        class TestB(SharedPGBase):
+            def test_b(self):
+                pass
+        """, config)
+    assert module.by_name("TestA").model is ExecutionModel.PER_TEST_SPAWN
+    assert module.by_name("TestB").model is ExecutionModel.CONTINUOUS
+    # Without the config the same classes are not targets.
+    assert {c.model for c in analyse(cst.parse_module("").code).classes} == set()
+
+
+def test_a_local_class_named_like_a_torch_base_is_not_that_base():
+    analysis = only_class("""
+        class FSDPTest:
+            pass
+        class TestX(FSDPTest):
+            def test_x(self):
+                pass
+        """)
+    assert analysis.model is ExecutionModel.PLAIN
+
+
+# -- creation shapes and the fields the migrator uses ----------------------------------------------
+
+def test_gloo_helper_shape_fields():
+    source = per_test_class("""
+        def _create_process_group_gloo(self, store, rank, world_size, opts):
+            pg = dist.ProcessGroupGloo(store, self.rank, self.world_size, opts)
+            dist.barrier(group=pg)
+            return pg
+
+        def opts(self, threads=2):
+            opts = dist.ProcessGroupGloo._Options()
+            opts._threads = threads
+            return opts
+
+        def test_empty_tensors(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            pg = self._create_process_group_gloo(store, self.rank, self.world_size, self.opts())
+            pg.broadcast([torch.ones(1)]).wait()
+        """)
+    analysis = only_class(source)
+    test = analysis.tests[0]
+    (creation,) = test.creations
+    assert creation.kind is CreationKind.SELF_HELPER
+    assert creation.chain == ("self._create_process_group_gloo", "ProcessGroupGloo")
+    assert creation.describe() == "via self._create_process_group_gloo -> ProcessGroupGloo"
+    assert creation.backend == "gloo"
+    assert code(creation.options) == "self.opts()"  # the helper's `opts` parameter, bound to the caller's argument
+    assert code(creation.world_size) == "self.world_size"
+    assert creation.bound_name == "pg"
+    body = test.node.body.body
+    assert creation.statement is body[1]  # by identity: the migrator replaces this node
+    assert creation.store_statements == [body[0]]
+    assert creation.helper is not None and creation.helper.name.value == "_create_process_group_gloo"
+    assert [h.name.value for h in creation.helper_chain] == ["_create_process_group_gloo"]
+    # The same creation seen inside the helper: the migrator rewrites a helper that does test work there.
+    inner = creation.inner
+    assert inner is not None and inner.kind is CreationKind.BACKEND_CONSTRUCTOR
+    assert inner.statement is creation.helper.body.body[0] and inner.bound_name == "pg"
+    assert code(inner.options) == "opts" and inner.inner is None
+    assert test.eligible
+    assert (analysis.backend, code(analysis.options), code(analysis.world_size)) == ("gloo", "self.opts()", "2")
+    assert "opts" in test.self_attributes and "_create_process_group_gloo" in test.self_attributes
+
+
+@pytest.mark.parametrize("call,kind,chain", [
+    ('dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)',
+     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
+    ("c10d.init_process_group('gloo', store=store, rank=self.rank, world_size=self.world_size)",
+     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
+    ("ipg('gloo', store=store, rank=self.rank, world_size=self.world_size)",
+     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
+    ("torch.distributed.ProcessGroupGloo(store, self.rank, self.world_size)",
+     CreationKind.BACKEND_CONSTRUCTOR, ("ProcessGroupGloo",)),
+    ("c10d.ProcessGroupNCCL(store, self.rank, self.world_size)",
+     CreationKind.BACKEND_CONSTRUCTOR, ("ProcessGroupNCCL",)),
+    ("self._create_process_group_nccl(store, self.opts())", CreationKind.KNOWN_HELPER, ("_create_process_group_nccl",)),
+    ("self.create_pg('cpu')", CreationKind.KNOWN_HELPER, ("create_pg",)),
+])
+def test_creation_shapes_through_aliases(call, kind, chain):
+    header = HEADER + ("import torch.distributed.distributed_c10d as c10d\n"
+                       "from torch.distributed import init_process_group as ipg\n")
+    analysis = only_class(per_test_class(f"""
+        def test_x(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            pg = {call}
+        """, header=header))
+    (creation,) = analysis.tests[0].creations
+    assert (creation.kind, creation.chain) == (kind, chain)
+    assert creation.bound_name == "pg"
+
+
+def test_local_import_inside_the_test_resolves():
+    analysis = only_class(per_test_class("""
+        def test_x(self):
+            from torch.distributed import ProcessGroupGloo as PGG
+            pg = PGG(dist.HashStore(), self.rank, self.world_size)
+        """))
+    assert analysis.tests[0].creations[0].kind is CreationKind.BACKEND_CONSTRUCTOR
+
+
+def test_unrelated_function_with_the_same_name_is_not_a_creation():
+    analysis = only_class(per_test_class("""
+        def test_x(self):
+            init_process_group("gloo")
+        """, extra="\ndef init_process_group(backend):\n    return backend\n"))
+    assert analysis.tests[0].creations == []
+
+
+def test_forwarded_kwargs_reach_the_creation():
+    analysis = only_class(per_test_class("""
+        def _init_process_group(self, **kwargs):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group(rank=self.rank, world_size=self.world_size, store=store, **kwargs)
+
+        def test_x(self):
+            self._init_process_group(backend="gloo", timeout=timedelta(seconds=5))
+        """))
+    (creation,) = analysis.tests[0].creations
+    assert creation.backend == "gloo"
+    assert code(creation.timeout) == "timedelta(seconds=5)"
+
+
+def test_helpers_are_followed_a_few_levels_and_cycles_end():
+    analysis = only_class(per_test_class("""
+        def _a(self):
+            self._b()
+
+        def _b(self):
+            self._c()
+            self._a()
+
+        def _c(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+
+        def test_x(self):
+            self._a()
+        """))
+    (creation,) = analysis.tests[0].creations
+    assert creation.chain == ("self._a", "self._b", "self._c", "init_process_group")
+    assert [h.name.value for h in creation.helper_chain] == ["_a", "_b", "_c"]
+    assert analysis.tests[0].eligible
+
+
+def test_decorator_and_device_mesh():
+    module = analyse("""
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.testing._internal.distributed._tensor.common_dtensor import DTensorTestBase, with_comms
+
+        class TestMesh(DTensorTestBase):
+            @with_comms
+            def test_decorated(self):
+                init_device_mesh("cuda", (self.world_size,))
+
+            def test_mesh_only(self):
+                mesh = init_device_mesh("cuda", (self.world_size,))
+        """)
+    decorated, mesh_only = module.by_name("TestMesh").tests
+    assert [c.kind for c in decorated.creations] == [CreationKind.DECORATOR]  # the mesh reuses that PG
+    assert isinstance(decorated.creations[0].node, cst.Decorator)
+    (mesh,) = mesh_only.creations
+    assert mesh.kind is CreationKind.DEVICE_MESH and mesh.backend == "nccl"
+    assert mesh.statement is None  # init_device_mesh stays as is on a shared PG
+
+
+def test_base_run_creation_for_fsdp_tests():
+    analysis = only_class("""
+        from torch.testing._internal.common_fsdp import FSDPTest
+        class TestWrap(FSDPTest):
+            def test_wrap(self):
+                pass
+        """)
+    (creation,) = analysis.tests[0].creations
+    assert creation.kind is CreationKind.BASE_RUN
+    assert creation.node is analysis.tests[0].node.name
+    assert creation.statement is None
+
+
+# -- teardown ---------------------------------------------------------------------------------------
+
+def test_trailing_destroy_and_try_finally_are_teardown():
+    analysis = only_class(per_test_class("""
+        def test_plain(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            dist.barrier()
+            dist.destroy_process_group()
+
+        def test_finally(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            try:
+                dist.barrier()
+            finally:
+                dist.destroy_process_group()
+
+        def test_early(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            dist.destroy_process_group()
+            self.assertFalse(dist.is_initialized())
+        """))
+    plain, finally_, early = analysis.tests
+    assert plain.teardown == [plain.node.body.body[-1]] and plain.eligible
+    assert len(finally_.teardown) == 1 and isinstance(finally_.teardown[0], cst.Try) and finally_.eligible
+    assert early.teardown == []
+    assert {i.reason for i in early.ineligible} == {Reason.DESTROYS_PG_EARLY}
+
+
+def test_helper_that_ends_in_destroy_called_last():
+    analysis = only_class(per_test_class("""
+        def _run_and_destroy(self):
+            dist.barrier()
+            dist.destroy_process_group()
+
+        def test_last(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            self._run_and_destroy()
+
+        def test_not_last(self):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            self._run_and_destroy()
+            dist.barrier()
+        """))
+    last, not_last = analysis.tests
+    assert last.eligible
+    assert [(h.name.value, code(s)) for h, s in last.helper_teardown] == [
+        ("_run_and_destroy", "dist.destroy_process_group()")]
+    assert {i.reason for i in not_last.ineligible} == {Reason.DESTROYS_PG_EARLY}
+
+
+# -- class facts ---------------------------------------------------------------------------------------
+
+def test_shared_timeout_becomes_the_class_timeout_and_a_different_one_is_a_reason():
+    analysis = only_class(per_test_class("""
+        def _init_pg(self, timeout=timedelta(seconds=60)):
+            dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank,
+                                    world_size=self.world_size, timeout=timeout)
+
+        def test_a(self):
+            self._init_pg()
+
+        def test_b(self):
+            self._init_pg()
+
+        def test_short(self):
+            self._init_pg(timeout=timedelta(seconds=1))
+        """))
+    assert code(analysis.timeout) == "timedelta(seconds=60)"
+    assert reasons(analysis) == {"test_a": set(), "test_b": set(), "test_short": {Reason.CUSTOM_TIMEOUT}}
+
+
+def test_class_level_facts_for_the_migrator():
+    module = analyse(HEADER + """
+class Base(MultiProcessTestCase):
+    def setUp(self):
+        super().setUp()
+        os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        self._spawn_processes()
+
+    @property
+    def world_size(self):
+        return 2
+
+    def test_a(self):
+        dist.init_process_group("nccl", init_method=f"file://{self.file_name}",
+                                rank=self.rank, world_size=self.world_size)
+
+
+class Variant(Base):
+    pass
+""")
+    base = module.by_name("Base")
+    assert base.subclasses == ("Variant",)
+    assert [code(s) for s in base.setup_environment] == ['os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"]="1"']
+    assert isinstance(base.world_size_node, cst.FunctionDef) and code(base.world_size) == "2"
+    assert base.backend == "nccl"
+    assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
+    assert module.by_name("Variant").bases == ("Base",)
+    # The setUp environment is the class's, not a reason for its tests.
+    assert base.tests[0].eligible
+
+
+# -- reasons ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body,expected", [
+    ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"', Reason.PG_ENVIRONMENT),
+    ('os.environ.update(NCCL_DEBUG="INFO")', Reason.PG_ENVIRONMENT),
+    ('os.putenv("TORCH_DISTRIBUTED_DEBUG", "DETAIL")', Reason.PG_ENVIRONMENT),
+    ("with self.assertRaises(RuntimeError):\n    dist.all_reduce(torch.ones(1))", Reason.EXPECTS_FAILURE),
+    ("self.assertRaises(RuntimeError, dist.barrier)", Reason.EXPECTS_FAILURE),
+    ("sys.exit(3)", Reason.EXPECTS_FAILURE),
+    ("if self.rank == 0:\n    os._exit(1)", Reason.KILLS_RANK),
+    ("os.remove(self.file_name)", Reason.USES_FILE_NAME),
+    ("dist.distributed_c10d._get_default_group().abort()", Reason.TESTS_ABORT),
+])
+def test_reason_from_the_test_body(body, expected):
+    analysis = only_class(per_test_class(f"""
+        def test_x(self):
+            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+{textwrap.indent(body, " " * 12)}
+        """))
+    assert reasons(analysis) == {"test_x": {expected}}
+
+
+@pytest.mark.parametrize("body", [
+    'os.environ["OMP_NUM_THREADS"] = "1"',  # not PG environment
+    'sys.exit(TEST_SKIPS["multi-gpu-2"].exit_code)',  # a skip, not a failure
+    "sys.exit(77)",  # a raw skip code (DL301's business), still a skip
+    "with self.assertRaises(ValueError):\n    int('x')",  # not around init or a collective
+    "group = dist.new_group([0, 1])\ndist.barrier(group=group)\ndist.destroy_process_group(group)",
+])
+def test_not_a_reason(body):
+    analysis = only_class(per_test_class(f"""
+        def test_x(self):
+            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+{textwrap.indent(body, " " * 12)}
+        """))
+    assert analysis.tests[0].ineligible == []
+
+
+def _fixture_analyses():
+    resolver = ConfigResolver()
+    for path in sorted(PG_FIXTURES.rglob("*.py")):
+        config = resolver.for_file(path).config
+        yield path, analyze_module(MetadataWrapper(cst.parse_module(path.read_bytes())), config)
+
+
+def test_fixtures_cover_every_reason_and_creation_kind():
+    seen_reasons, seen_kinds, seen_models = set(), set(), set()
+    for _, module in _fixture_analyses():
+        for analysis in module.classes:
+            seen_models.add(analysis.model)
+            for test in analysis.tests:
+                seen_kinds |= {c.kind for c in test.creations}
+                seen_reasons |= {i.reason for i in test.ineligible}
+    assert seen_reasons == set(Reason)
+    assert seen_kinds == set(CreationKind)
+    assert seen_models == set(ExecutionModel)
+
+
+def test_a_helper_module_that_is_not_a_test_file_has_no_finding():
+    path = PG_FIXTURES / "common_pg_helpers.py"
+    config = ConfigResolver().for_file(path).config
+    result = lint_source(path.read_bytes(), str(path), config)
+    assert result.error is None and result.findings == []
+    assert path.with_suffix(".findings").read_text() == ""
+
+
+# -- rules share one analysis; the pre-screen only skips files without findings -------------------------
+
+def test_one_analysis_per_file_shared_by_the_rules(monkeypatch):
+    import distlint.analysis.pg as pg
+
+    calls = []
+    real = pg.analyze_module
+    monkeypatch.setattr(pg, "analyze_module", lambda wrapper, config: calls.append(1) or real(wrapper, config))
+    path = PG_FIXTURES / "test_pg_reasons_gloo.py"
+    result = lint_source(path.read_bytes(), str(path), Config(select=("DL2",)))
+    assert {f.code for f in result.findings} == {"DL201", "DL202"}
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("path", sorted(PG_FIXTURES.rglob("*.py")), ids=lambda p: p.name)
+def test_prescreen_never_hides_a_finding(path):
+    config = Config(select=("DL2", "DL3"))
+    if path.parent.name == "torchrec":
+        config = ConfigResolver().for_file(path).config
+    source = path.read_bytes()
+    screened = lint_source(source, str(path), config, PG_RULES, prescreen=True)
+    full = lint_source(source, str(path), config, PG_RULES, prescreen=False)
+    assert screened.findings == full.findings
+
+
+def test_prescreen_skips_files_that_cannot_have_a_pg_finding():
+    plain = b"import unittest\n\nclass TestX(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+    screen = PreScreen(plain, "test_x.py")
+    assert not any(rule.may_report(screen, Config()) for rule in PG_RULES)
+    # A continuous class without any lifecycle call never reaches libcst for DL203.
+    clean = (b"from torch.testing._internal.common_distributed import MultiProcContinuousTest\n"
+             b"class T(MultiProcContinuousTest):\n    def test_a(self):\n        dist.all_reduce(t)\n")
+    assert not rules_by_code()["DL203"].may_report(PreScreen(clean, "t.py"), Config())
+    # Config-named bases and helpers are words the pre-screen looks for.
+    config = Config(per_test_bases=("x.MyBase",), pg_helpers=("make_world",))
+    custom = b"class T(MyBase):\n    def test_a(self):\n        self.make_world()\n"
+    assert rules_by_code()["DL202"].may_report(PreScreen(custom, "t.py"), config)
+    assert not rules_by_code()["DL202"].may_report(PreScreen(custom, "t.py"), Config())
+
+
+def test_analysis_and_rules_never_import_torch():
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from distlint.config import Config\n"
+        "from distlint.linter import lint_source\n"
+        f"p = Path({str(PG_FIXTURES / 'test_c10d_nccl_style.py')!r})\n"
+        "r = lint_source(p.read_bytes(), str(p), Config(select=('DL2', 'DL3')))\n"
+        "assert r.findings, r\n"
+        "assert 'torch' not in sys.modules and 'distlint.runtime' not in sys.modules, 'torch imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=ROOT)
+
+
+def test_reassigned_helper_parameter_is_not_taken_from_the_default():
+    # torch's test_zero_redundancy_optimizer.py: world_size=-1 means "the class's".
+    analysis = only_class(per_test_class("""
+        def dist_init(self, rank, world_size=-1, backend=dist.Backend.GLOO):
+            if world_size < 1:
+                world_size = self.world_size
+            store = dist.FileStore(self.file_name, world_size)
+            return dist.init_process_group(backend=backend, store=store, rank=rank, world_size=world_size)
+
+        def test_state_dict(self):
+            self.dist_init(self.rank)
+        """))
+    (creation,) = analysis.tests[0].creations
+    assert code(creation.world_size) == "world_size"
+    assert analysis.tests[0].eligible
+
+
+@pytest.mark.parametrize("call,reported", [
+    ("sys.exit(77)", True),
+    ("sys.exit((77))", True),
+    ("sys.exit(0x4D)", True),
+    ("sys.exit(7_7)", True),
+    ("sys.exit(  # two GPUs\n    77,\n)", True),
+    ("sys.exit(77 + 1)", False),
+    ("sys.exit(1)", False),
+    ("print(77)\nsys.exit(code)", False),
+])
+def test_dl301_prescreen_lets_through_every_reported_exit(call, reported):
+    source = f"import sys\ncode = 3\n{call}\n".encode()
+    rule = rules_by_code()["DL301"]
+    full = lint_source(source, "test_x.py", Config(select=("DL301",)), [rule], prescreen=False)
+    assert bool(full.findings) is reported
+    assert rule.may_report(PreScreen(source, "test_x.py"), Config()) is reported
