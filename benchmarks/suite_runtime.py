@@ -146,7 +146,9 @@ def run_file(path: Path, env: Dict[str, str], expect_tests: int, timeout: float)
     return wall, float(ran.group(2))
 
 
-def measure(path: Path, env: Dict[str, str], expect_tests: int, repeats: int, timeout: float) -> List[Tuple[float, float]]:
+def measure(
+    path: Path, env: Dict[str, str], expect_tests: int, repeats: int, timeout: float
+) -> List[Tuple[float, float]]:
     runs = []
     for _ in range(repeats):
         runs.append(run_file(path, env, expect_tests, timeout))
@@ -231,15 +233,27 @@ def main(argv: Optional[List[str]] = None) -> int:
             path.write_text(textwrap.dedent(source))
             return path
 
-        per_test = write("torch_per_test.py", suite_source(HEADER_TORCH_PER_TEST, CLASS_TORCH_PER_TEST, TEST_METHOD, CLASSES, TESTS))
-        torch_cont = write("torch_continuous.py", suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS))
-        ours = write("distlint_continuous.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS))
-        ours_201 = write("distlint_trivial_201.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201))
-        torch_201 = write("torch_trivial_201.py", suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201))
+        per_test = write(
+            "torch_per_test.py",
+            suite_source(HEADER_TORCH_PER_TEST, CLASS_TORCH_PER_TEST, TEST_METHOD, CLASSES, TESTS),
+        )
+        torch_cont = write(
+            "torch_continuous.py",
+            suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS),
+        )
+        ours = write(
+            "distlint_continuous.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS)
+        )
+        ours_201 = write(
+            "distlint_trivial_201.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201)
+        )
+        torch_201 = write(
+            "torch_trivial_201.py", suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201)
+        )
 
         results: Dict[str, List[Tuple[float, float]]] = {}
         if 1 in cases:
-            print(f"case 1: {CLASSES} classes x {TESTS} tests, one all_reduce each, gloo, world size 2", file=sys.stderr)
+            print(f"case 1: {CLASSES} classes x {TESTS} tests, one all_reduce each", file=sys.stderr)
             results["distlint.runtime (fork server)"] = measure(ours, env, total, repeats, 600)
             results["distlint.runtime (DISTLINT_START_METHOD=spawn)"] = measure(ours, spawn_env, total, repeats, 600)
             results["torch MultiProcContinuousTest"] = measure(torch_cont, env, total, repeats, 900)
@@ -263,15 +277,20 @@ def main(argv: Optional[List[str]] = None) -> int:
             t_own = own_import_seconds(env, import_repeats)
 
     load_after = os.getloadavg()[0]
-    print(f"\nmachine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {load_before:.1f} before / {load_after:.1f} after")
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
+        f"load average {load_before:.1f} before / {load_after:.1f} after"
+    )
     if 1 in cases:
         ours_wall = median(w for w, _ in results["distlint.runtime (fork server)"])
         rows = []
         for name, runs in results.items():
             wall = median(w for w, _ in runs)
             ran = median(r for _, r in runs)
-            rows.append((name, f"{wall:.2f}", f"{ran:.2f}", " ".join(f"{w:.1f}" for w, _ in runs), f"{wall / ours_wall:.2f}x"))
-        print(f"\nCase 1: {CLASSES} classes x {TESTS} tests (one all_reduce each), gloo, world size 2, median of {repeats}\n")
+            runs_text = " ".join(f"{w:.1f}" for w, _ in runs)
+            rows.append((name, f"{wall:.2f}", f"{ran:.2f}", runs_text, f"{wall / ours_wall:.2f}x"))
+        print(f"\nCase 1: {CLASSES} classes x {TESTS} tests (one all_reduce each), gloo, world size 2, ", end="")
+        print(f"median of {repeats}\n")
         print(table(rows, ("runtime", "wall s", "unittest 'Ran' s", "runs (wall s)", "wall / distlint")))
 
         torch_cont_wall = median(w for w, _ in results["torch MultiProcContinuousTest"])
@@ -279,14 +298,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         if "torch MultiProcessTestCase (per-test spawn)" in results:
             per_test_wall = median(w for w, _ in results["torch MultiProcessTestCase (per-test spawn)"])
             speedup = per_test_wall / ours_wall
-            print(f"  per-test spawn / distlint = {speedup:.1f}x   (target >= 15x: {'met' if speedup >= 15 else 'MISSED'})")
+            verdict = "met" if speedup >= 15 else "MISSED"
+            print(f"  per-test spawn / distlint = {speedup:.1f}x   (target >= 15x: {verdict})")
         ratio = ours_wall / torch_cont_wall
         print(f"  distlint / torch continuous = {ratio:.2f}   (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'})")
 
     if 2 in cases:
         rows = []
         for name, (per_test, walls) in dispatch.items():
-            rows.append((name, f"{median(per_test):.3f}", " ".join(f"{v:.3f}" for v in per_test), f"{median(walls):.2f}"))
+            runs_text = " ".join(f"{v:.3f}" for v in per_test)
+            rows.append((name, f"{median(per_test):.3f}", runs_text, f"{median(walls):.2f}"))
         print(f"\nCase 2: per-test dispatch, 201 trivial tests, world size 2, median of {repeats}")
         print("(measured inside each run from the end of test 1 to the end of test 201: start-up excluded)\n")
         print(table(rows, ("runtime", "ms/test", "runs (ms/test)", "whole run wall s")))
@@ -294,7 +315,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"\n  distlint dispatch = {ms:.3f} ms/test   (target < 2 ms: {'met' if ms < 2 else 'MISSED'})")
 
     if 3 in cases:
-        print(f"\nCase 3: import time (median of {import_repeats} fresh interpreters, interpreter start-up subtracted)\n")
+        print(f"\nCase 3: import time (median of {import_repeats} fresh interpreters, start-up subtracted)\n")
         rows = [
             ("import torch", f"{t_torch - t_python:.3f}"),
             ("import distlint.runtime (torch imported lazily)", f"{t_ours - t_python:.3f}"),

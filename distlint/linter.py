@@ -17,17 +17,16 @@ import re
 import tokenize
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type,
-                    TypeVar)
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper
 
 from distlint.config import Config
 from distlint.findings import FileResult, Finding  # re-exported: rules and tests import them from here
-from distlint.positions import node_spans
+from distlint.metadata import node_spans, prepare_qualified_names
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
 
@@ -151,69 +150,10 @@ def _parse(source: bytes, path: str) -> cst.Module:
         raise ValueError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {message}") from None
 
 
-class LazyQualifiedNames(Mapping):
-    """``QualifiedNameProvider``'s mapping, computed per node on first access.
-
-    libcst's provider walks the whole module to store, for every node, a lazy
-    ``scope.get_qualified_names_for(node)`` (or ``set()`` where the node has no scope):
-    on a per-test-spawn test file that walk is ~40% of the name resolution cost, for
-    the few nodes rules ask about. This mapping gives the same value for every node
-    of the module from the ``ScopeProvider`` result alone (``tests/test_engine.py``
-    compares it with the provider). A node from another module reads as ``set()``
-    instead of raising ``KeyError``; iterating walks the module once.
-    """
-
-    def __init__(self, module: cst.Module, scopes: Mapping[cst.CSTNode, Any]) -> None:
-        self._module = module
-        self._scopes = scopes
-        self._names: Dict[cst.CSTNode, Any] = {}
-        self._all: Optional[List[cst.CSTNode]] = None
-
-    def __getitem__(self, node: cst.CSTNode) -> Any:
-        try:
-            return self._names[node]
-        except KeyError:
-            pass
-        scope = self._scopes.get(node)
-        names = self._names[node] = scope.get_qualified_names_for(node) if scope else set()
-        return names
-
-    def _nodes(self) -> List[cst.CSTNode]:
-        if self._all is None:
-            nodes: List[cst.CSTNode] = []
-
-            class _Collect(cst.CSTVisitor):
-                def on_visit(self, node: cst.CSTNode) -> bool:
-                    nodes.append(node)
-                    return True
-
-            self._module.visit(_Collect())
-            self._all = nodes
-        return self._all
-
-    def __contains__(self, node: object) -> bool:
-        return node in self._scopes or node in set(self._nodes())
-
-    def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._nodes())
-
-    def __len__(self) -> int:
-        return len(self._nodes())
-
-
-def _prepare_qualified_names(wrapper: MetadataWrapper, rules: Sequence[Type[LintRule]]) -> None:
-    """Give rules that declare ``QualifiedNameProvider`` the lazy equivalent."""
-    metadata = getattr(wrapper, "_metadata", None)  # libcst's resolved-metadata cache
-    if not isinstance(metadata, dict) or QualifiedNameProvider in metadata:
-        return
-    if any(QualifiedNameProvider in rule.get_inherited_dependencies() for rule in rules):
-        metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))
-
-
 def _run_rules(module: cst.Module, path: str, config: Config,
                rules: Sequence[Type[LintRule]]) -> Tuple[MetadataWrapper, List[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    _prepare_qualified_names(wrapper, rules)
+    prepare_qualified_names(wrapper, rules)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
     hooks = [instance.get_visitors() for instance in instances]

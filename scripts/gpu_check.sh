@@ -35,7 +35,8 @@ print(f"torch {torch.__version__}, CUDA build {torch.version.cuda}, GPUs {gpus},
 print(f"worker start method: {start_method.choose_start_method()}"
       f" (fork server unsafe because: {start_method.forkserver_unsafe_reason() or 'nothing'})")
 EOF
-GPUS="$("$PYTHON" -c "import torch, torch.distributed as d; print(torch.cuda.device_count() if torch.cuda.is_available() and d.is_nccl_available() else 0)")"
+GPUS="$("$PYTHON" -c "import torch, torch.distributed as d
+print(torch.cuda.device_count() if torch.cuda.is_available() and d.is_nccl_available() else 0)")"
 if ! [[ "$GPUS" =~ ^[0-9]+$ ]] || [ "$GPUS" -eq 0 ]; then
     echo "== no CUDA device with NCCL here: nothing to check (the CPU test suite covers the skip path)"
     exit 2

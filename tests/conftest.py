@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Tuple
 
 import pytest
 
@@ -52,9 +52,3 @@ def run_cli(capsys, monkeypatch, tmp_path) -> Callable[..., CliResult]:
         return status, out, err
 
     return run
-
-
-def finding_codes(stdout: str) -> Sequence[str]:
-    """The codes of the ``path:line:col: CODE message`` lines of text output."""
-    return [line.split(": ", 1)[1].split(" ", 1)[0] for line in stdout.splitlines() if line.count(":") >= 3
-            and ": DL" in line]

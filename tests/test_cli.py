@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, finding_codes, write_tree
+from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
 from distlint import cli
 from distlint.rules import all_rules
 
@@ -200,10 +200,6 @@ def test_no_progress_when_stderr_is_not_a_terminal(run_cli, tmp_path, monkeypatc
     write_tree(tmp_path, {f"test_{i}.py": CLEAN_SOURCE for i in range(3)})
     _, _, err = run_cli("check", "--no-cache")
     assert "checked" not in err
-
-
-def test_finding_codes_helper_reads_text_output():
-    assert finding_codes("a.py:1:2: DL302 msg: with colon\nFound 1 error in 1 file.\n") == ["DL302"]
 
 
 def test_arguments_from_a_file_as_lintrunner_passes_them(run_cli, tmp_path):

@@ -277,7 +277,7 @@ def test_node_spans_equal_position_provider(source):
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from distlint.positions import node_spans
+    from distlint.metadata import node_spans
 
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -336,7 +336,7 @@ def test_lazy_qualified_names_equal_the_provider(source):
     import libcst as cst
     from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
-    from distlint.linter import LazyQualifiedNames
+    from distlint.metadata import LazyQualifiedNames
 
     module = cst.parse_module(source)
     provider = MetadataWrapper(module, unsafe_skip_copy=True)

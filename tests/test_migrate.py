@@ -7,6 +7,7 @@ file must not change) and ``test_<name>.report`` the expected report text.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -122,7 +123,7 @@ def test_report_names_every_test_left_behind_with_its_reason() -> None:
         "test_reduce_scatter_high_priority": "custom-options",
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
-        "test_barrier": "class-setup",
+        "test_barrier": "class-environment",
         "test_all_gather_into_tensor": "subclass",
         "test_distribute_tensor": "unsupported-base",
     }
@@ -530,7 +531,7 @@ def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
             self._spawn_processes()
 
         def test_compiled_allreduce(self):
-            with _dynamo_dist_per_rank_init(self.rank, self.world_size):
+            with _dynamo_dist_per_rank_init(self.rank, self.world_size, backend="gloo"):
                 t = torch.ones(2)
                 dist.all_reduce(t)
                 self.assertEqual(t, torch.full((2,), 2.0))
@@ -593,3 +594,32 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
     assert [(e.test, e.code) for e in report["U"].left] == [("test_all_reduce_mpi", "base-mismatch")]
     assert report["U"].continuous == "UContinuous"  # it still gets the tests it inherits
     assert "class UContinuous(TContinuous):" in result.migrated.decode()
+
+
+# -- check and migrate agree ------------------------------------------------------------------
+
+#: Refusals only the rewrite has (what the code around the test would need, not the test itself):
+#: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
+MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper",
+                              "reserved-member", "overridden", "base-mismatch",
+                              "opts-with-default-options"})
+AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
+
+
+@pytest.mark.parametrize("case", AGREEMENT_CASES, ids=lambda p: _relative(p))
+def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
+    from distlint.config import load_config
+
+    config = load_config(case)
+    dl201_only = dataclasses.replace(config, select=Config.from_table({"select": ["DL201"]}, "test").select)
+    findings = lint_source(case.read_bytes(), _relative(case), dl201_only).findings
+    migratable = {re.match(r"`(\w+)`", f.message).group(1) for f in findings
+                  if f.code == "DL201" and "; migratable:" in f.message}
+    result = migrate_source(case.read_bytes(), _relative(case), config=config)
+    assert result.error is None
+    moved = {name for entry in result.report.classes for name in entry.moved}
+    mechanical = {left.test for entry in result.report.classes for left in entry.left
+                  if left.code in MECHANICAL_CODES}
+    assert moved <= migratable, f"migrate moved tests DL201 calls per-test-only: {sorted(moved - migratable)}"
+    assert migratable - moved <= mechanical, (
+        f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}")

@@ -36,7 +36,7 @@ FIXTURES = ROOT / "fixtures" / "migrate"
 GLOO_FIXTURES = sorted(FIXTURES.glob("test_gloo_*.py"))
 RUNTIMES = ("distlint", "torch")
 #: Fixtures also run on torch's continuous class (``--runtime torch``). Not cheap (about
-#: 40 s of CPU: torch's workers re-import torch.testing._internal per class), so only
+#: 25 s more on two cores: every class's workers import torch.testing._internal), so only
 #: with DISTLINT_TEST_TORCH_RUNTIME=1; the golden and collection tests cover its code.
 TORCH_RUNTIME_FIXTURES = ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
 #: A whole file must finish well within this (per-test originals cost ~4 s per test).

@@ -421,8 +421,10 @@ class Variant(Base):
     assert base.backend == "nccl"
     assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
     assert module.by_name("Variant").bases == ("Base",)
-    # The setUp environment is the class's, not a reason for its tests.
-    assert base.tests[0].eligible
+    # The setUp environment is a class-level reason (a continuous class's workers start before
+    # any setUp): the class and each of its PG tests carry it, with no test-level reason.
+    assert [i.reason for i in base.ineligible] == [Reason.CLASS_ENVIRONMENT]
+    assert [i.reason for i in base.tests[0].ineligible] == [Reason.CLASS_ENVIRONMENT]
 
 
 # -- reasons ---------------------------------------------------------------------------------------
@@ -561,7 +563,10 @@ def test_reassigned_helper_parameter_is_not_taken_from_the_default():
         """))
     (creation,) = analysis.tests[0].creations
     assert code(creation.world_size) == "world_size"
-    assert analysis.tests[0].eligible
+    # No test-level reason; the backend (the default dist.Backend.GLOO) is not a string literal
+    # distlint can carry into backend_str(), a class-level reason that says so.
+    [reason] = analysis.tests[0].ineligible
+    assert reason.reason is Reason.UNKNOWN_BACKEND and "string literal" in reason.detail
 
 
 @pytest.mark.parametrize("call,reported", [

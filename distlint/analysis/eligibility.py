@@ -227,6 +227,14 @@ REASON_PHRASES: Dict[Reason, str] = {
     Reason.USES_FILE_NAME: "use self.file_name beyond the store",
     Reason.KILLS_RANK: "kill a rank",
     Reason.UNRESOLVED_PG: "create the PG in a way distlint cannot follow",
+    Reason.UNSUPPORTED_BASE: "run per-test through a base other than MultiProcessTestCase",
+    Reason.CLASS_ENVIRONMENT: "are in a class whose setUp sets PG environment",
+    Reason.CLASS_SETUP: "are in a class whose setUp/tearDown do more than spawn",
+    Reason.UNKNOWN_BACKEND: "are in a class whose backend is not a literal",
+    Reason.CLASS_OPTIONS: "are in a class whose PG options cannot become opts()",
+    Reason.CLASS_TIMEOUT: "are in a class whose PG timeout reads self",
+    Reason.BASE_CLASS: "inherit a base class that cannot share a PG",
+    Reason.SUBCLASS: "are inherited by a subclass that cannot share a PG",
 }
 
 
@@ -271,6 +279,14 @@ REASON_SHORT: Dict[Reason, str] = {
     Reason.USES_FILE_NAME: "uses self.file_name beyond the store",
     Reason.KILLS_RANK: "kills a rank",
     Reason.UNRESOLVED_PG: "creates its PG where distlint cannot follow",
+    Reason.UNSUPPORTED_BASE: "unsupported per-test base",
+    Reason.CLASS_ENVIRONMENT: "class setUp sets PG environment",
+    Reason.CLASS_SETUP: "class setUp/tearDown do more than spawn",
+    Reason.UNKNOWN_BACKEND: "class backend not a literal",
+    Reason.CLASS_OPTIONS: "class PG options cannot become opts()",
+    Reason.CLASS_TIMEOUT: "class PG timeout reads self",
+    Reason.BASE_CLASS: "base class cannot share a PG",
+    Reason.SUBCLASS: "inherited by a subclass that cannot share a PG",
 }
 
 

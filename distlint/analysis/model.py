@@ -41,6 +41,20 @@ class Reason(enum.Enum):
     USES_FILE_NAME = ("uses-file-name", "uses self.file_name for something other than the store")
     KILLS_RANK = ("kills-rank", "branches on rank to kill a process")
     UNRESOLVED_PG = ("unresolved-pg", "creates its PG in a way distlint cannot follow")
+    # Class-level reasons (``ClassAnalysis.ineligible``; every PG test of the class carries them too):
+    # a continuous class cannot reproduce what the class does around its tests.
+    UNSUPPORTED_BASE = ("unsupported-base", "runs per-test through a base other than MultiProcessTestCase; "
+                                            "move it to that base's continuous counterpart by hand")
+    CLASS_ENVIRONMENT = ("class-environment", "the class's setUp sets PG environment; a continuous class's "
+                                              "workers start once, before any setUp runs")
+    CLASS_SETUP = ("class-setup", "the class's setUp/tearDown do more than spawn the workers; a continuous "
+                                  "class runs them in the dispatcher only")
+    UNKNOWN_BACKEND = ("unknown-backend", "the class's backend is not a literal distlint can carry into "
+                                          "backend_str()")
+    CLASS_OPTIONS = ("class-options", "the class's PG options cannot become a classmethod opts()")
+    CLASS_TIMEOUT = ("class-timeout", "the class's PG timeout cannot become a class attribute")
+    BASE_CLASS = ("base-class", "its same-file base class cannot share a PG")
+    SUBCLASS = ("subclass", "a same-file subclass that inherits it cannot share a PG")
 
     @property
     def code(self) -> str:
@@ -164,6 +178,9 @@ class ClassAnalysis:
     #: (``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``): a continuous class must set them
     #: before its workers start.
     setup_environment: List[cst.BaseStatement] = field(default_factory=list)
+    #: Per-test classes: why none of its tests can move to a continuous class (class-level
+    #: ``Reason``s, own or from a same-file base). Every PG test of the class lists them too.
+    ineligible: List[Ineligibility] = field(default_factory=list)
 
     @property
     def pg_tests(self) -> List[TestAnalysis]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from distlint.analysis.class_eligibility import add_class_reasons
 from distlint.analysis.eligibility import TestEvidence, class_facts, ineligibilities
 from distlint.analysis.execution import (
     BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, ClassTable, class_functions, class_model,
@@ -45,7 +46,9 @@ def analyze_module(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
     names = qualified_name_map(wrapper)
     table = ClassTable.build(wrapper.module)
     context = ScanContext(names, table, config)
-    return ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
+    analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
+    add_class_reasons(analysis, table, names, config)
+    return analysis
 
 
 def module_analysis(context: "FileContext") -> ModuleAnalysis:

@@ -31,7 +31,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from distlint.analysis.model import ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
+from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, is_docstring, uses_class_opts
+from distlint.analysis.model import ClassAnalysis, CreationKind, Reason, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.codemods import members as m
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
@@ -39,14 +40,6 @@ from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, Rewr
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
 
-MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
-#: Bases with a continuous counterpart distlint does not target (their tests use other APIs),
-#: and bases that are already continuous or threaded: a family rooted there is not migrated.
-_OTHER_MULTIPROCESS_BASES = frozenset({
-    "DistributedTestBase", "DynamoDistributedMultiProcTestCase", "FSDPTest", "DTensorTestBase",
-    "MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase", "FSDPTestContinuous",
-    "MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorTestBase",
-})
 #: Members MultiProcContinuousTest itself defines with a meaning of its own.
 RESERVED_MEMBERS = frozenset({"pg", "rank", "timeout", "backend_str", "MAIN_PROCESS_RANK", "processes"})
 #: Members the continuous runtime reads by itself (no test needs to name them).
@@ -56,18 +49,6 @@ _INSTANTIATE = frozenset({"instantiate_parametrized_tests"})
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-def _other_multiprocess_bases() -> FrozenSet[str]:
-    """The analysis' own lists when available (one source of truth), else ours."""
-    try:
-        from distlint.analysis import execution
-    except ImportError:  # pragma: no cover - the analysis ships with distlint
-        return _OTHER_MULTIPROCESS_BASES
-    names = set(_OTHER_MULTIPROCESS_BASES)
-    for attribute in ("PER_TEST_BASES", "CONTINUOUS_BASES", "THREADED_BASES", "NOT_TARGET_BASES"):
-        names |= set(getattr(execution, attribute, ()))
-    return frozenset(names)
 
 
 # -- plan data ------------------------------------------------------------------------------
@@ -255,11 +236,10 @@ class Planner:
 
     # -- 2. bases -------------------------------------------------------------------------------
     def _check_bases(self) -> None:
-        others = _other_multiprocess_bases() | frozenset(
-            n.rsplit(".", 1)[-1] for n in (*self.config.per_test_bases, *self.config.continuous_bases))
+        """The family structure (same-file per-test parent, kept bases); why a class cannot move
+        (its base, its setUp, its PG facts) comes from the analysis (``ClassAnalysis.ineligible``)."""
         module_classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
         for cls in self.order:
-            has_mptc = False
             for base in cls.node.bases:
                 if base.keyword is not None:
                     cls.refuse(Why.CLASS_BODY.code, f"the class passes `{base.keyword.value}=` to its bases")
@@ -270,40 +250,20 @@ class Planner:
                     family = self.classes.get(name)  # type: ignore[arg-type]
                     if family is None:
                         cls.kept_bases.append(base)  # a same-file helper class: kept as it is
-                    elif cls.parent is not None:
-                        cls.refuse(Why.UNSUPPORTED_BASE.code, "the class has several per-test bases")
-                    else:
+                    elif cls.parent is None:
                         cls.parent = family
                         family.children.append(cls)
                     continue
                 resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
-                last = {q.rsplit(".", 1)[-1] for q in resolved}
-                if MULTI_PROCESS_TEST_CASE in last:
-                    has_mptc = True
-                elif last & others:
-                    cls.refuse(Why.UNSUPPORTED_BASE.code,
-                               f"derives from {sorted(last & others)[0]}; distlint migrate rewrites "
-                               f"{MULTI_PROCESS_TEST_CASE} classes only")
-                else:
+                if MULTI_PROCESS_TEST_CASE not in {q.rsplit(".", 1)[-1] for q in resolved}:
                     cls.kept_bases.append(base)
-            if cls.parent is None and not has_mptc and cls.refusal is None:
-                cls.refuse(Why.UNSUPPORTED_BASE.code, f"{cls.analysis.model_reason or 'per-test spawn'}, "
-                                                      f"but not through {MULTI_PROCESS_TEST_CASE}")
+            reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
+            if reasons:
+                cls.refuse(reasons[0].reason.code, reasons[0].describe())
 
     # -- 3. bodies ------------------------------------------------------------------------------
     def _check_bodies(self) -> None:
         for cls in self.order:
-            environment = getattr(cls.analysis, "setup_environment", ())
-            if environment:
-                statement = environment[0]
-                cls.refuse(Why.CLASS_SETUP.code, f"setUp sets PG environment `{_first_line(statement)}` "
-                                                 f"(line {self.line_of(statement)}); a continuous class's workers "
-                                                 "start once, before any setUp runs")
-            for unit in cls.body.hooks():
-                problem = _hook_problem(unit.statement)  # type: ignore[arg-type]
-                if problem:
-                    cls.refuse(Why.CLASS_SETUP.code, f"{unit.name} {problem} (line {self.line_of(unit.statement)}); "
-                                                     "a continuous class runs setUp in the dispatcher only")
             for unit in cls.body.others():
                 cls.refuse(Why.CLASS_BODY.code, f"line {self.line_of(unit.statement)} of the class body is "
                                                 "neither a method nor a class attribute")
@@ -633,27 +593,16 @@ class Planner:
         """Why ``cls`` cannot get a continuous counterpart in the current shape, or None."""
         if cls.name + self.suffix in self.top_level_names:
             return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {cls.name + self.suffix}"
+        # The class's backend, options, timeout and opts() were checked by the analysis
+        # (Reason.UNKNOWN_BACKEND, CLASS_OPTIONS, CLASS_TIMEOUT).
         root = cls.root
-        facts = cls.analysis
-        if cls is root:
-            if facts.backend is None:
-                return Why.UNKNOWN_BACKEND.code, Why.UNKNOWN_BACKEND.text
-            if facts.options is not None and not _uses_class_opts(facts):
-                return Why.CLASS_OPTIONS.code, (f"the PG options `{_code(facts.options)}` are not self.opts(); "
-                                                "only self.opts() becomes the class's opts()")
-            if facts.timeout is not None and "self" in m.member_uses([facts.timeout]) | _bare_names(facts.timeout):
-                return Why.CLASS_TIMEOUT.code, f"{Why.CLASS_TIMEOUT.text}: `{_code(facts.timeout)}` reads self"
         mro_units = [u for member in cls.mro() for u in member.body.units]
         for unit in mro_units:
             reserved = set(unit.names) & RESERVED_MEMBERS
             if reserved and self._placement_of(unit) in ("move", "mixin", "copy"):
                 return Why.RESERVED_MEMBER.code, f"{Why.RESERVED_MEMBER.text}: {sorted(reserved)[0]}"
-        if _uses_class_opts(root.analysis):
-            problem = self._opts_problem(cls)
-            if problem:
-                return Why.CLASS_OPTIONS.code, problem
-        elif any("opts" in u.names and self._placement_of(u) in ("move", "mixin") for u in mro_units):
-            return Why.CLASS_OPTIONS.code, ("the moved tests call self.opts(), but their PG uses default "
+        if not _uses_class_opts(root.analysis) and any("opts" in u.names and self._placement_of(u) in ("move", "mixin") for u in mro_units):
+            return Why.OPTS_WITH_DEFAULT_OPTIONS.code, ("the moved tests call self.opts(), but their PG uses default "
                                             "options; a continuous class's opts() builds the shared PG")
         return None
 
@@ -676,32 +625,6 @@ class Planner:
             where = cls.placement.get(id(unit.statement))
             if where is not None:
                 return where
-        return None
-
-    def _opts_problem(self, cls: FamilyClass) -> Optional[str]:
-        """opts() becomes a classmethod: only when it reads class attributes (not per-test state)."""
-        family_units = [u for member in self._family_of(cls) for u in member.body.units]
-        instance_state = m.instance_assignments(u.statement for u in family_units)
-        kinds: Dict[str, Set[str]] = {}
-        for unit in family_units:
-            for name in unit.names:
-                kinds.setdefault(name, set()).add(unit.kind)
-        for member in cls.mro():
-            for unit in member.body.units_named("opts"):
-                function = unit.statement
-                if not isinstance(function, cst.FunctionDef):
-                    return f"opts of {member.name} is not a method"
-                decorators = m.decorator_names(function)
-                if decorators in (["classmethod"], ["staticmethod"]):
-                    continue
-                if decorators:
-                    return f"opts() of {member.name} is decorated"
-                if m.first_parameter(function) != "self":
-                    return f"opts() of {member.name} does not take self first"
-                for name in sorted(m.member_uses([function.body])):
-                    if name in instance_state or kinds.get(name, set()) != {"attribute"}:
-                        return (f"opts() of {member.name} reads self.{name}, which is not a class attribute, "
-                                "so it cannot become a classmethod")
         return None
 
     def _family_of(self, cls: FamilyClass) -> List[FamilyClass]:
@@ -748,26 +671,11 @@ class Planner:
 
 # -- helpers ----------------------------------------------------------------------------------
 
-def _uses_class_opts(facts: ClassAnalysis) -> bool:
-    options = facts.options
-    return (isinstance(options, cst.Call) and not options.args and isinstance(options.func, cst.Attribute)
-            and isinstance(options.func.value, cst.Name) and options.func.value.value == "self"
-            and options.func.attr.value == "opts")
+_uses_class_opts = uses_class_opts
 
 
 def _world_size_defined(cls: FamilyClass) -> bool:
     return any(member.body.defines("world_size") for member in cls.mro())
-
-
-def _bare_names(node: cst.CSTNode) -> Set[str]:
-    found: Set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_Names())
-    return found
 
 
 def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
@@ -803,64 +711,9 @@ def _instantiation_target(statement: cst.BaseStatement, names: QualifiedNames) -
     return call.args[0].value.value
 
 
-def _hook_problem(function: cst.FunctionDef) -> Optional[str]:
-    """What a setUp/tearDown does beyond super(), spawning and removing self.file_name."""
-    name = function.name.value
-    if name == "__init__":
-        return "is overridden"
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if _is_docstring(statement) or _is_super_call(statement, name) or _is_spawn(statement):
-            continue
-        if name == "tearDown" and _removes_file_name(statement):
-            continue
-        return f"does more than {'spawn the workers' if name == 'setUp' else 'call super()'}: `{_first_line(statement)}`"
-    return None
-
-
 def _first_line(statement: cst.CSTNode) -> str:
     """The statement's first line of code (its leading comments left out)."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        statement = statement.with_changes(leading_lines=[])
-    elif hasattr(statement, "leading_lines"):
-        statement = statement.with_changes(leading_lines=[])  # type: ignore[call-arg]
-    return _code(statement).strip().splitlines()[0]
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
-
-
-def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
-    """``super().setUp()``, ``super(X, self).setUp()``, ``return super().tearDown()``."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    value = small.value if isinstance(small, (cst.Expr, cst.Return)) else None
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-        return False
-    receiver = value.func.value
-    return (value.func.attr.value == method and isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Name) and receiver.func.value == "super")
-
-
-def _is_spawn(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return False
-    func = small.value.func
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and func.attr.value in ("_spawn_processes", "_fork_processes"))
-
-
-def _removes_file_name(statement: cst.BaseStatement) -> bool:
-    """``try: os.remove(self.file_name) except OSError: pass`` (or the bare call)."""
-    text = _code(statement)
-    return "self.file_name" in text and ("remove(" in text or "unlink(" in text) and "self." not in text.replace(
-        "self.file_name", "")
+    return first_line(statement)
 
 
 def _is_call_line(statement: cst.BaseStatement) -> bool:
@@ -891,7 +744,7 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
     body = helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ()
     accounted = {id(inner.statement), *(id(s) for s in inner.store_statements)}
     for statement in body:
-        if id(statement) in accounted or _is_docstring(statement):
+        if id(statement) in accounted or is_docstring(statement):
             continue
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False

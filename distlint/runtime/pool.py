@@ -30,7 +30,18 @@ from . import start_method as start_methods
 from . import worker
 from .config import PoolConfig
 from .outcome import Observation, Outcome, Verdict, decide_outcome
-from .protocol import ClassExited, ClassRef, ExitClass, RankResult, RunTest, Shutdown, Status, WorkerReady, WorkerSpec, next_seq
+from .protocol import (
+    ClassExited,
+    ClassRef,
+    ExitClass,
+    RankResult,
+    RunTest,
+    Shutdown,
+    Status,
+    WorkerReady,
+    WorkerSpec,
+    next_seq,
+)
 from .skips import REGISTRY
 
 GRACE_S = 0.5  # after one rank fails, dies or skips, how long the others may still report

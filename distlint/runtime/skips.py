@@ -17,6 +17,8 @@ import unittest
 from types import MappingProxyType
 from typing import Iterator, Mapping, NamedTuple, Optional
 
+from distlint import skipcodes
+
 
 class TestSkip(NamedTuple):
     """One registry entry (same shape as torch's ``TestSkip``)."""
@@ -27,29 +29,10 @@ class TestSkip(NamedTuple):
 
 TestSkip.__test__ = False  # type: ignore[attr-defined]  # not a pytest test class despite its name
 
-# Copied from torch/testing/_internal/common_distributed.py (torch 2.13): codes
-# and messages must match byte for byte, tests and log scrapers compare them.
+# PyTorch's codes and messages (torch 2.13's TEST_SKIPS, byte for byte: tests and log
+# scrapers compare them) live in distlint.skipcodes, plain data the linter's DL301 reads too.
 PYTORCH_SKIPS: Mapping[str, TestSkip] = MappingProxyType(
-    {
-        "backend_unavailable": TestSkip(72, "Skipped because distributed backend is not available."),
-        "small_worldsize": TestSkip(73, "Skipped due to small world size."),
-        "odd_worldsize": TestSkip(87, "Skipped due to odd world size."),
-        "no_cuda": TestSkip(74, "CUDA is not available."),
-        "multi-gpu-1": TestSkip(75, "Need at least 1 CUDA device"),
-        "multi-gpu-2": TestSkip(77, "Need at least 2 CUDA devices"),
-        "multi-gpu-3": TestSkip(80, "Need at least 3 CUDA devices"),
-        "multi-gpu-4": TestSkip(81, "Need at least 4 CUDA devices"),
-        "multi-gpu-5": TestSkip(82, "Need at least 5 CUDA devices"),
-        "multi-gpu-6": TestSkip(83, "Need at least 6 CUDA devices"),
-        "multi-gpu-7": TestSkip(84, "Need at least 7 CUDA devices"),
-        "multi-gpu-8": TestSkip(85, "Need at least 8 CUDA devices"),
-        "nccl": TestSkip(76, "c10d not compiled with NCCL support"),
-        "skipIfRocm": TestSkip(78, "Test skipped for ROCm"),
-        "no_peer_access": TestSkip(79, "Test skipped because no GPU peer access"),
-        "generic": TestSkip(86, "Test skipped at subprocess level, look at subprocess log for skip reason"),
-        "importerror": TestSkip(88, "Test skipped due to missing import"),
-        "no_accelerator": TestSkip(89, "accelerator is not available."),
-    }
+    {name: TestSkip(*entry) for name, entry in skipcodes.PYTORCH_SKIPS.items()}
 )
 
 # Exit codes that already mean something else and so can never mean "skip":

@@ -79,7 +79,8 @@ def test_torchrun_runs_each_rank_in_its_launched_process_with_the_same_outcomes(
 
 
 def test_classes_run_under_python_m_pytest_and_python_m_unittest(tmp_path):
-    returncode, output, env = run("pytest", ["-m", "pytest", CLI_CASE, "-q", "-rs", "-p", "no:cacheprovider"], tmp_path, CASES)
+    pytest_args = ["-m", "pytest", CLI_CASE, "-q", "-rs", "-p", "no:cacheprovider", "--noconftest"]
+    returncode, output, env = run("pytest", pytest_args, tmp_path, CASES)
     assert re.search(r"1 failed, 5 passed, 1 skipped", output.strip().splitlines()[-1]), output
     assert re.search(r"SKIPPED \[1\] cli_case\.py:\d+: rank 0 skips", output), output
     assert returncode == 1
@@ -118,7 +119,7 @@ def _start_sleeper(tmp_path, runner_args):
 @pytest.mark.parametrize(
     "signum, runner_args",
     [
-        (signal.SIGTERM, ["-m", "pytest", "signal_case.py", "-q", "-p", "no:cacheprovider"]),
+        (signal.SIGTERM, ["-m", "pytest", "signal_case.py", "-q", "-p", "no:cacheprovider", "--noconftest"]),
         (signal.SIGINT, ["signal_case.py"]),
         # No handler runs on SIGKILL: the ranks notice on their own and clean up.
         (signal.SIGKILL, ["signal_case.py"]),

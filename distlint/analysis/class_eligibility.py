@@ -1,0 +1,335 @@
+"""Class-level eligibility: why NO test of a per-test class can move to a continuous class.
+
+A continuous class (``MultiProcContinuousTest``) starts its workers and its PG once, runs
+``setUp``/``tearDown`` in the dispatcher only, and builds the PG from class-level facts
+(``backend_str()``, ``opts()``, ``timeout``). What a class does that this cannot reproduce
+makes all its PG tests ineligible; the reasons are :class:`~distlint.analysis.model.Reason`
+class members. DL201/DL202 report them and ``distlint migrate`` refuses the class with them,
+so ``check`` and ``migrate`` agree. (What only the rewrite cannot do, e.g. a class name
+already taken, stays in the codemod.)
+
+Same-file families: a class inherits its bases' reasons (``BASE_CLASS``: same setUp, same
+members), and a base's tests inherited by an ineligible subclass stay too (``SUBCLASS``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set
+
+import libcst as cst
+
+from distlint.analysis.execution import (
+    CONTINUOUS_BASES, NOT_TARGET_BASES, PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_function,
+    external_base_names,
+)
+from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
+from distlint.analysis.names import QualifiedNames
+from distlint.analysis.pgcreation import config_names
+from distlint.config import Config
+
+MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
+#: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
+OTHER_MULTIPROCESS_BASES = PER_TEST_BASES | CONTINUOUS_BASES | THREADED_BASES | NOT_TARGET_BASES
+HOOKS = ("setUp", "tearDown", "__init__")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def first_line(statement: cst.CSTNode) -> str:
+    """The statement's first line of code (its leading comments left out)."""
+    if hasattr(statement, "leading_lines"):
+        statement = statement.with_changes(leading_lines=[])  # type: ignore[call-arg]
+    return _code(statement).strip().splitlines()[0]
+
+
+def _passed_on(owner: str, reason: Ineligibility) -> str:
+    """``Owner code: detail`` (one level, no nested parentheses) for BASE_CLASS / SUBCLASS details."""
+    return f"{owner} {reason.reason.code}: {reason.detail}" if reason.detail else f"{owner} {reason.reason.code}"
+
+
+def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: QualifiedNames, config: Config) -> None:
+    """Fill ``ClassAnalysis.ineligible`` of the per-test classes and copy it onto their PG tests."""
+    per_test = {c.name: c for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
+    others = OTHER_MULTIPROCESS_BASES | config_names(config.per_test_bases) | config_names(config.continuous_bases)
+    own: Dict[str, List[Ineligibility]] = {}
+    parents: Dict[str, List[str]] = {}
+    for name, cls in per_test.items():
+        parents[name] = [local.name.value for base in cls.node.bases
+                         for local in [table.local_base(names, base)] if local is not None
+                         and local.name.value in per_test]
+        own[name] = _own_reasons(cls, table, names, others, parents[name])
+    for name, cls in per_test.items():
+        if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
+            continue  # backend/options/timeout are about the MultiProcessTestCase rewrite it cannot get
+        own[name] += _fact_reasons(cls, table, names, per_test, parents[name])
+
+    # Bases' reasons flow down (depth first over same-file bases; cycle safe).
+    def collected(name: str, seen: FrozenSet[str] = frozenset()) -> List[Ineligibility]:
+        reasons = list(own[name])
+        if not reasons:
+            for parent in parents[name]:
+                if parent in seen:
+                    continue
+                inherited = collected(parent, seen | {name})
+                if inherited:
+                    first = inherited[0]
+                    reasons.append(Ineligibility(Reason.BASE_CLASS, per_test[name].node.name,
+                                                 _passed_on(parent, first)))
+                    break
+        return reasons
+
+    for name, cls in per_test.items():
+        cls.ineligible = collected(name)
+    # A base's test that an ineligible subclass inherits (and does not override) stays.
+    for name, cls in per_test.items():
+        if not cls.ineligible:
+            continue
+        for ancestor_name in _ancestors(name, parents):
+            ancestor = per_test[ancestor_name]
+            if ancestor.ineligible:
+                continue
+            for test in ancestor.pg_tests:
+                if class_function(cls.node, test.name) is None and not _overridden_between(
+                        test.name, name, ancestor_name, parents, per_test):
+                    entry = Ineligibility(Reason.SUBCLASS, test.node.name, _passed_on(name, cls.ineligible[0]))
+                    if not any(i.reason is Reason.SUBCLASS for i in test.ineligible):
+                        test.ineligible.append(entry)
+    for cls in per_test.values():
+        for test in cls.pg_tests:
+            test.ineligible.extend(cls.ineligible)
+
+
+def _ancestors(name: str, parents: Dict[str, List[str]]) -> List[str]:
+    out: List[str] = []
+    pending = list(parents[name])
+    while pending:
+        current = pending.pop(0)
+        if current not in out and current != name:
+            out.append(current)
+            pending.extend(parents[current])
+    return out
+
+
+def _overridden_between(test: str, name: str, ancestor: str, parents: Dict[str, List[str]],
+                        per_test: Dict[str, ClassAnalysis]) -> bool:
+    """Whether a class between ``name`` and ``ancestor`` redefines ``test``."""
+    for middle in _ancestors(name, parents):
+        if middle == ancestor:
+            return False
+        if class_function(per_test[middle].node, test) is not None:
+            return True
+    return False
+
+
+# -- what the class itself does -----------------------------------------------------------------
+
+def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, others: FrozenSet[str],
+                 parents: List[str]) -> List[Ineligibility]:
+    reasons: List[Ineligibility] = []
+    base_problem = _base_problem(cls, names, others, parents)
+    if base_problem is not None:
+        reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node.name, base_problem))
+    if cls.setup_environment:
+        reasons.append(Ineligibility(Reason.CLASS_ENVIRONMENT, cls.setup_environment[0],
+                                     f"`{first_line(cls.setup_environment[0])}`"))
+    for hook in HOOKS:
+        function = class_function(cls.node, hook)
+        problem = hook_problem(function) if function is not None else None
+        if problem is not None and not (cls.setup_environment and hook == "setUp"):
+            reasons.append(Ineligibility(Reason.CLASS_SETUP, function, f"{hook} {problem}"))
+            break
+    return reasons
+
+
+def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[str],
+                  parents: List[str]) -> Optional[str]:
+    if len(parents) > 1:
+        return "the class has several per-test bases"
+    has_mptc = False
+    for base in cls.node.bases:
+        if base.keyword is not None or (isinstance(base.value, cst.Name) and base.value.value in parents):
+            continue
+        last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
+        if MULTI_PROCESS_TEST_CASE in last:
+            has_mptc = True
+        elif last & others:
+            return f"derives from {sorted(last & others)[0]}"
+    if not parents and not has_mptc:
+        return f"{cls.model_reason or 'per-test spawn'}, but not through {MULTI_PROCESS_TEST_CASE}"
+    return None
+
+
+def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
+                  per_test: Dict[str, ClassAnalysis], parents: List[str]) -> List[Ineligibility]:
+    """The class-level PG facts a continuous class must carry (only for a class with PG tests)."""
+    if not cls.pg_tests or all(t.ineligible for t in cls.pg_tests):
+        return []
+    node = cls.node.name
+    if parents and cls.backend is None and per_test[parents[0]].backend is not None:
+        return []  # its tests join the base's continuous class, whose backend is known
+    if cls.backend is None:
+        # Say what to change: the continuous class needs the backend as a string literal.
+        return [Ineligibility(Reason.UNKNOWN_BACKEND, node,
+                              "no PG creation of the class passes its backend as a string literal "
+                              "(e.g. backend=\"nccl\")")]
+    reasons: List[Ineligibility] = []
+    if cls.options is not None and not uses_class_opts(cls):
+        reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
+                                     f"`{_code(cls.options)}` is not self.opts(); build them in opts()"))
+    elif uses_class_opts(cls):
+        problem = _opts_problem(cls, table, names)
+        if problem is not None:
+            reasons.append(Ineligibility(Reason.CLASS_OPTIONS, node, problem))
+    if cls.timeout is not None and "self" in _bare_names(cls.timeout):
+        reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{_code(cls.timeout)}` reads self"))
+    return reasons
+
+
+def uses_class_opts(facts: ClassAnalysis) -> bool:
+    """The class's PG options are ``self.opts()`` (which becomes the continuous class's opts())."""
+    options = facts.options
+    return (isinstance(options, cst.Call) and not options.args and isinstance(options.func, cst.Attribute)
+            and isinstance(options.func.value, cst.Name) and options.func.value.value == "self"
+            and options.func.attr.value == "opts")
+
+
+def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> Optional[str]:
+    """opts() becomes a classmethod: only when it reads class attributes, not per-test state."""
+    found = table.method(names, cls.node, "opts")
+    if found is None:
+        return None
+    owner, function = found
+    decorators = [_code(d.decorator) for d in function.decorators]
+    if decorators in (["classmethod"], ["staticmethod"]):
+        return None
+    if decorators:
+        return f"opts() of {owner.name.value} is decorated"
+    params = function.params.params
+    if not params or params[0].name.value != "self":
+        return f"opts() of {owner.name.value} does not take self first"
+    family = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
+    family += [table.classes[n] for n in table.subclasses(names, cls.node) if n in table.classes]
+    class_attributes: Set[str] = set()
+    instance_state: Set[str] = set()
+    for member in family:
+        class_attributes |= _class_attributes(member)
+        instance_state |= _self_assignments(member)
+    for name in sorted(_self_reads(function.body)):
+        if name in instance_state or name not in class_attributes:
+            return (f"opts() of {owner.name.value} reads self.{name}, which is not a class attribute, "
+                    "so it cannot become a classmethod")
+    return None
+
+
+def _class_attributes(cls: cst.ClassDef) -> Set[str]:
+    found: Set[str] = set()
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets = [t.target for t in getattr(small, "targets", ())]
+                if isinstance(small, cst.AnnAssign):
+                    targets.append(small.target)
+                found |= {t.value for t in targets if isinstance(t, cst.Name)}
+    return found
+
+
+def _self_assignments(cls: cst.ClassDef) -> Set[str]:
+    found: Set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def _target(self, target: cst.BaseExpression) -> None:
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self"):
+                found.add(target.attr.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._target(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target)
+
+    cls.visit(_Visitor())
+    # Methods and properties are members too, never per-test state read as an attribute.
+    return found
+
+
+def _self_reads(node: cst.CSTNode) -> Set[str]:
+    found: Set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            if isinstance(attribute.value, cst.Name) and attribute.value.value == "self":
+                found.add(attribute.attr.value)
+
+    node.visit(_Visitor())
+    return found
+
+
+def _bare_names(node: cst.CSTNode) -> Set[str]:
+    found: Set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(_Names())
+    return found
+
+
+# -- setUp / tearDown -------------------------------------------------------------------------------
+
+def hook_problem(function: cst.FunctionDef) -> Optional[str]:
+    """What a setUp/tearDown does beyond super(), spawning and removing self.file_name."""
+    name = function.name.value
+    if name == "__init__":
+        return "is overridden"
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if is_docstring(statement) or _is_super_call(statement, name) or _is_spawn(statement):
+            continue
+        if name == "tearDown" and _removes_file_name(statement):
+            continue
+        return f"does more than {'spawn the workers' if name == 'setUp' else 'call super()'}: `{first_line(statement)}`"
+    return None
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+
+
+def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
+    """``super().setUp()``, ``super(X, self).setUp()``, ``return super().tearDown()``."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Return)) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    receiver = value.func.value
+    return (value.func.attr.value == method and isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Name) and receiver.func.value == "super")
+
+
+def _is_spawn(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            and func.attr.value in SPAWN_METHODS)
+
+
+def _removes_file_name(statement: cst.BaseStatement) -> bool:
+    """``try: os.remove(self.file_name) except OSError: pass`` (or the bare call)."""
+    text = _code(statement)
+    return "self.file_name" in text and ("remove(" in text or "unlink(" in text) and "self." not in text.replace(
+        "self.file_name", "")

@@ -1,0 +1,178 @@
+"""Cheaper equivalents of two libcst metadata providers, for the linter's hot path.
+
+* :func:`node_spans`: the positions of a few reported nodes, for a tenth of
+  ``PositionProvider``'s cost.
+* :class:`LazyQualifiedNames`: ``QualifiedNameProvider``'s mapping computed per node on
+  first access, installed by :func:`prepare_qualified_names` for rules that declare it.
+
+Both give exactly the providers' values; ``tests/test_engine.py`` compares them node by
+node on the fixtures. See notes/lint_BENCHMARKS.md for what they save.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+
+if TYPE_CHECKING:
+    from distlint.rules.base import LintRule
+
+try:  # libcst's code generation state: not exported, stable since libcst 0.3
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover - a libcst that moved it: use the provider
+    CodegenState = None  # type: ignore[assignment,misc]
+
+# -- positions ---------------------------------------------------------------------------------
+# libcst's ``PositionProvider`` builds a ``CodeRange`` for every node of the module, with
+# a regex split per token: on a 19 KB test file it costs ~125 ms, twice the parse. The
+# linter only needs the positions of the nodes it reports. This runs the same code
+# generation while counting characters (no regex, no objects per node), then turns
+# the offsets of the requested nodes into line/column once. The semantics are
+# ``PositionProvider``'s: syntactic ranges where libcst records them (with its
+# start/end hoisting), whitespace-inclusive ranges for the other nodes; columns are
+# 0-based characters, lines 1-based, CRLF, CR and LF are newlines.
+# ``tests/test_engine.py`` checks it against ``PositionProvider`` on every fixture.
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+#: ``(start_line, start_column, end_line, end_column)``: lines 1-based, columns 0-based.
+Span = Tuple[int, int, int, int]
+
+
+if CodegenState is not None:
+
+    @dataclass
+    class _OffsetCodegenState(CodegenState):  # type: ignore[misc,valid-type]
+        offset: int = 0
+        ranges: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+        stack: List[int] = field(default_factory=list)
+        popped: str = ""
+
+        def add_indent_tokens(self) -> None:
+            self.tokens.extend(self.indent_tokens)
+            for token in self.indent_tokens:
+                self.offset += len(token)
+
+        def add_token(self, value: str) -> None:
+            self.tokens.append(value)
+            self.offset += len(value)
+
+        def pop_trailing_newline(self) -> None:
+            # libcst drops the module's last newline from the code but not from the
+            # positions; keep it for the line arithmetic.
+            if self.tokens:
+                self.popped = self.tokens.pop()
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self.stack.append(self.offset)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start = self.stack.pop()
+            if node not in self.ranges:  # a syntactic range, recorded first, wins
+                self.ranges[node] = (start, self.offset)
+
+        @contextmanager
+        def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                      end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+            start = self.offset
+            try:
+                yield
+            finally:
+                end = self.offset
+                if start_node is not None:
+                    start = self.ranges[start_node][0]
+                if end_node is not None:
+                    end = self.ranges[end_node][1]
+                self.ranges[node] = (start, end)
+
+
+def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, Span]:
+    """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them."""
+    wanted = list(nodes)
+    if CodegenState is None:  # pragma: no cover
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {n: (positions[n].start.line, positions[n].start.column, positions[n].end.line,
+                    positions[n].end.column) for n in wanted}
+    state = _OffsetCodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    module._codegen(state)
+    code = "".join(state.tokens) + state.popped
+    # Offset of the first character of every line after the first.
+    line_starts = [match.end() for match in _NEWLINE.finditer(code)]
+
+    def line_column(offset: int) -> Tuple[int, int]:
+        index = bisect.bisect_right(line_starts, offset)
+        return index + 1, offset - (line_starts[index - 1] if index else 0)
+
+    spans: Dict[cst.CSTNode, Span] = {}
+    for node in wanted:
+        start, end = state.ranges[node]
+        spans[node] = (*line_column(start), *line_column(end))
+    return spans
+
+
+# -- qualified names -----------------------------------------------------------------------------
+
+class LazyQualifiedNames(Mapping):
+    """``QualifiedNameProvider``'s mapping, computed per node on first access.
+
+    libcst's provider walks the whole module to store, for every node, a lazy
+    ``scope.get_qualified_names_for(node)`` (or ``set()`` where the node has no scope):
+    on a per-test-spawn test file that walk is ~40% of the name resolution cost, for
+    the few nodes rules ask about. This mapping gives the same value for every node
+    of the module from the ``ScopeProvider`` result alone (``tests/test_engine.py``
+    compares it with the provider). A node from another module reads as ``set()``
+    instead of raising ``KeyError``; iterating walks the module once.
+    """
+
+    def __init__(self, module: cst.Module, scopes: Mapping[cst.CSTNode, Any]) -> None:
+        self._module = module
+        self._scopes = scopes
+        self._names: Dict[cst.CSTNode, Any] = {}
+        self._all: Optional[List[cst.CSTNode]] = None
+
+    def __getitem__(self, node: cst.CSTNode) -> Any:
+        try:
+            return self._names[node]
+        except KeyError:
+            pass
+        scope = self._scopes.get(node)
+        names = self._names[node] = scope.get_qualified_names_for(node) if scope else set()
+        return names
+
+    def _nodes(self) -> List[cst.CSTNode]:
+        if self._all is None:
+            nodes: List[cst.CSTNode] = []
+
+            class _Collect(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    nodes.append(node)
+                    return True
+
+            self._module.visit(_Collect())
+            self._all = nodes
+        return self._all
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._scopes or node in set(self._nodes())
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._nodes())
+
+    def __len__(self) -> int:
+        return len(self._nodes())
+
+
+def prepare_qualified_names(wrapper: MetadataWrapper, rules: Sequence[Type["LintRule"]]) -> None:
+    """Give rules that declare ``QualifiedNameProvider`` the lazy equivalent."""
+    metadata = getattr(wrapper, "_metadata", None)  # libcst's resolved-metadata cache
+    if not isinstance(metadata, dict) or QualifiedNameProvider in metadata:
+        return
+    if any(QualifiedNameProvider in rule.get_inherited_dependencies() for rule in rules):
+        metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))
