@@ -3,8 +3,8 @@
 For every file (default: ``fixtures/pg``), median of ``--repeat`` runs, CPU time of this process:
 
 * parse         - ``libcst.parse_module`` alone;
-* provider      - parse + ``analyze_module`` on libcst's names (ScopeProvider + the linter's lazy
-                  ``QualifiedNameProvider`` map: what DL2xx paid before);
+* provider      - parse + ``analyze_module`` on libcst's own ``QualifiedNameProvider`` (what
+                  the DL2xx rules would pay with libcst's provider);
 * resolver      - parse + ``analyze_module`` on ``NameResolver`` (what they pay now);
 * lint old/new  - ``lint_source`` with DL201-DL203, DL301, DL302 selected: the rules declaring
                   ``QualifiedNameProvider`` under ``use_libcst_provider()`` (old) and as shipped (new).
@@ -25,12 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import libcst as cst  # noqa: E402
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider  # noqa: E402
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
 from distlint.analysis.names import use_libcst_provider  # noqa: E402
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
-from distlint.linter import LazyQualifiedNames, lint_source  # noqa: E402
+from distlint.linter import lint_source  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301", "DL302")
@@ -56,7 +56,6 @@ def main(argv: List[str] = None) -> int:
 
     def provider(source: bytes) -> None:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        wrapper._metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))
         with use_libcst_provider():
             analyze_module(wrapper, config)
 
@@ -64,8 +63,8 @@ def main(argv: List[str] = None) -> int:
         analyze_module(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), config)
 
     def lint_old(source: bytes, path: str) -> None:
-        # The rules as they were: declaring QualifiedNameProvider, so the linter hands them its
-        # lazy provider map (ScopeProvider behind it), which qualified_name_map then returns.
+        # The rules declaring QualifiedNameProvider: the linter resolves libcst's provider,
+        # which qualified_name_map then returns.
         old = [type(rule.__name__, (rule,), {"METADATA_DEPENDENCIES": (QualifiedNameProvider,)}) for rule in rules]
         with use_libcst_provider():
             lint_source(source, path, config, old)

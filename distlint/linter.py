@@ -26,7 +26,7 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.config import Config
 from distlint.findings import FileResult, Finding  # re-exported: rules and tests import them from here
-from distlint.metadata import node_spans, prepare_qualified_names
+from distlint.metadata import node_spans
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
 
@@ -153,7 +153,6 @@ def _parse(source: bytes, path: str) -> cst.Module:
 def _run_rules(module: cst.Module, path: str, config: Config,
                rules: Sequence[Type[LintRule]]) -> Tuple[MetadataWrapper, List[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    prepare_qualified_names(wrapper, rules)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
     hooks = [instance.get_visitors() for instance in instances]

@@ -1,12 +1,9 @@
-"""Cheaper equivalents of two libcst metadata providers, for the linter's hot path.
+"""A cheaper equivalent of libcst's ``PositionProvider``, for the linter's hot path.
 
-* :func:`node_spans`: the positions of a few reported nodes, for a tenth of
-  ``PositionProvider``'s cost.
-* :class:`LazyQualifiedNames`: ``QualifiedNameProvider``'s mapping computed per node on
-  first access, installed by :func:`prepare_qualified_names` for rules that declare it.
-
-Both give exactly the providers' values; ``tests/test_engine.py`` compares them node by
-node on the fixtures. See notes/lint_BENCHMARKS.md for what they save.
+:func:`node_spans` gives the positions of a few reported nodes for a tenth of
+``PositionProvider``'s cost, with exactly the provider's values (``tests/test_engine.py``
+compares them node by node on the fixtures). Qualified names have their own cheap
+equivalent in ``distlint.analysis.name_resolver``. See BENCHMARKS.md for what they save.
 """
 
 from __future__ import annotations
@@ -15,13 +12,9 @@ import bisect
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
-
-if TYPE_CHECKING:
-    from distlint.rules.base import LintRule
 
 try:  # libcst's code generation state: not exported, stable since libcst 0.3
     from libcst._nodes.internal import CodegenState
@@ -115,64 +108,3 @@ def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CST
         start, end = state.ranges[node]
         spans[node] = (*line_column(start), *line_column(end))
     return spans
-
-
-# -- qualified names -----------------------------------------------------------------------------
-
-class LazyQualifiedNames(Mapping):
-    """``QualifiedNameProvider``'s mapping, computed per node on first access.
-
-    libcst's provider walks the whole module to store, for every node, a lazy
-    ``scope.get_qualified_names_for(node)`` (or ``set()`` where the node has no scope):
-    on a per-test-spawn test file that walk is ~40% of the name resolution cost, for
-    the few nodes rules ask about. This mapping gives the same value for every node
-    of the module from the ``ScopeProvider`` result alone (``tests/test_engine.py``
-    compares it with the provider). A node from another module reads as ``set()``
-    instead of raising ``KeyError``; iterating walks the module once.
-    """
-
-    def __init__(self, module: cst.Module, scopes: Mapping[cst.CSTNode, Any]) -> None:
-        self._module = module
-        self._scopes = scopes
-        self._names: Dict[cst.CSTNode, Any] = {}
-        self._all: Optional[List[cst.CSTNode]] = None
-
-    def __getitem__(self, node: cst.CSTNode) -> Any:
-        try:
-            return self._names[node]
-        except KeyError:
-            pass
-        scope = self._scopes.get(node)
-        names = self._names[node] = scope.get_qualified_names_for(node) if scope else set()
-        return names
-
-    def _nodes(self) -> List[cst.CSTNode]:
-        if self._all is None:
-            nodes: List[cst.CSTNode] = []
-
-            class _Collect(cst.CSTVisitor):
-                def on_visit(self, node: cst.CSTNode) -> bool:
-                    nodes.append(node)
-                    return True
-
-            self._module.visit(_Collect())
-            self._all = nodes
-        return self._all
-
-    def __contains__(self, node: object) -> bool:
-        return node in self._scopes or node in set(self._nodes())
-
-    def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._nodes())
-
-    def __len__(self) -> int:
-        return len(self._nodes())
-
-
-def prepare_qualified_names(wrapper: MetadataWrapper, rules: Sequence[Type["LintRule"]]) -> None:
-    """Give rules that declare ``QualifiedNameProvider`` the lazy equivalent."""
-    metadata = getattr(wrapper, "_metadata", None)  # libcst's resolved-metadata cache
-    if not isinstance(metadata, dict) or QualifiedNameProvider in metadata:
-        return
-    if any(QualifiedNameProvider in rule.get_inherited_dependencies() for rule in rules):
-        metadata[QualifiedNameProvider] = LazyQualifiedNames(wrapper.module, wrapper.resolve(ScopeProvider))

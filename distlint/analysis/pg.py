@@ -70,6 +70,11 @@ def creation_words(config: Config) -> FrozenSet[str]:
             | config_names(config.pg_helpers) | config_names(config.pg_decorators))
 
 
+def may_have_per_test_pg(screen, config: Config) -> bool:
+    """The DL201/DL202 pre-screen: a per-test spawn class AND a PG creation in the same file."""
+    return screen.has_any_word(per_test_words(config)) and screen.has_any_word(creation_words(config))
+
+
 def continuous_words(config: Config) -> FrozenSet[str]:
     return CONTINUOUS_BASES | config_names(config.continuous_bases)
 

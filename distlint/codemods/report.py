@@ -25,18 +25,13 @@ class Why(enum.Enum):
 
     NO_PG = ("no-pg", "creates no process group, nothing to share")
     NOT_ANALYSED = ("not-analysed", "not a test_* method the PG analysis looks at")
-    UNSUPPORTED_BASE = ("unsupported-base", "the class's base has no continuous counterpart distlint can target")
-    CLASS_SETUP = ("class-setup", "setUp/tearDown do more than spawn the workers; a continuous class runs them "
-                                  "in the dispatcher, never in the workers")
     CLASS_BODY = ("class-body", "the class body has code distlint cannot place")
     MODULE_REFERENCE = ("module-reference", "the class is referenced elsewhere in the module")
     NAME_TAKEN = ("name-taken", "the name of the class distlint would create is taken")
-    UNKNOWN_BACKEND = ("unknown-backend", "the class's backend is not a literal distlint can carry into backend_str()")
     #: Mechanical: the moved tests call self.opts() but their PG uses default options, so the
     #: continuous class's opts() would change the PG they test (analysis classes: Reason.CLASS_OPTIONS).
     OPTS_WITH_DEFAULT_OPTIONS = ("opts-with-default-options", "the moved tests call self.opts(), but their PG "
                                                               "uses default options")
-    CLASS_TIMEOUT = ("class-timeout", "the class's PG timeout cannot become a class attribute")
     RESERVED_MEMBER = ("reserved-member", "the class defines a member MultiProcContinuousTest uses itself")
     BASE_CLASS = ("base-class", "its base class cannot be migrated")
     SUBCLASS = ("subclass", "a subclass that inherits it cannot be migrated")

@@ -6,7 +6,7 @@ from libcst import Module
 
 from distlint.analysis.eligibility import describe_short
 from distlint.analysis.model import ExecutionModel, TestAnalysis
-from distlint.analysis.pg import creation_words, module_analysis, per_test_words
+from distlint.analysis.pg import creation_words, may_have_per_test_pg, module_analysis, per_test_words
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -152,8 +152,7 @@ class PerTestProcessGroup(LintRule):
 
     @classmethod
     def may_report(cls, screen, config) -> bool:
-        # A finding needs a per-test spawn class AND a PG creation in the same file.
-        return screen.has_any_word(per_test_words(config)) and screen.has_any_word(creation_words(config))
+        return may_have_per_test_pg(screen, config)
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:
