@@ -86,6 +86,10 @@ def _run(script: Path, recorder_dir: Path) -> Tuple[List[dict], str, int]:
     env["PYTHONPATH"] = os.pathsep.join([str(recorder_dir), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["DISTLINT_OUTCOMES"] = str(outcomes)
     env.pop("DISTLINT_OUTCOMES_OWNER", None)
+    # Run the files as a developer would: under CI=true torch's run_tests() switches to
+    # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare.
+    for name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
+        env.pop(name, None)
     # Its own session, so that a timeout kills the workers too.
     process = subprocess.Popen([sys.executable, script.name], cwd=script.parent, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
