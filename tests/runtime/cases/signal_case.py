@@ -17,8 +17,11 @@ class Sleeper(MultiProcContinuousTest):
         return "gloo"
 
     def test_sleeps(self):
-        with open(f"{os.environ['DISTLINT_CASE_MARKER']}.{self.rank}", "w") as handle:
+        # Write then rename: the test polls for the file and must never read it half-written.
+        marker = f"{os.environ['DISTLINT_CASE_MARKER']}.{self.rank}"
+        with open(marker + ".tmp", "w") as handle:
             handle.write(str(os.getpid()))
+        os.replace(marker + ".tmp", marker)
         time.sleep(120)
 
 
