@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, is_docstring, uses_class_opts
 from distlint.analysis.model import ClassAnalysis, CreationKind, Reason, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
@@ -39,6 +39,7 @@ from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
+from distlint.metadata import node_spans
 
 #: Members MultiProcContinuousTest itself defines with a meaning of its own.
 RESERVED_MEMBERS = frozenset({"pg", "rank", "timeout", "backend_str", "MAIN_PROCESS_RANK", "processes"})
@@ -177,7 +178,6 @@ class Planner:
         self.config = config
         self.suffix = suffix
         self.names: QualifiedNames = qualified_name_map(wrapper)
-        self._positions = None
         self.classes: Dict[str, FamilyClass] = {}
         self.order: List[FamilyClass] = []
         self.top_level_names: Set[str] = set()
@@ -190,9 +190,8 @@ class Planner:
 
     # -- positions (only for messages) ----------------------------------------------------
     def line_of(self, node: cst.CSTNode) -> int:
-        if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
-        return self._positions[node].start.line
+        # Rare (refusal messages only): the linter's cheap span lookup, not a whole-module provider.
+        return node_spans(self.module, [node])[node][0]
 
     # -- entry point ----------------------------------------------------------------------
     def plan(self) -> MigrationPlan:
