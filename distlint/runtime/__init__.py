@@ -17,9 +17,18 @@ costs little more than importing torch itself).
 
     if __name__ == "__main__":
         run_tests()
+
+``MultiProcContinousTest`` (torch's old misspelling, which rule DL302 flags)
+still resolves to the same class, with a DeprecationWarning; it is not in
+``__all__``.
 """
 
-from .continuous import MultiProcContinousTest, MultiProcContinuousTest, RankFailure
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .continuous import MultiProcContinuousTest, RankFailure
 from .decorators import (
     require_world_size,
     requires_gloo,
@@ -42,7 +51,6 @@ from .skips import (
 
 __all__ = [
     "MultiProcContinuousTest",
-    "MultiProcContinousTest",
     "RankFailure",
     "run_tests",
     "TEST_SKIPS",
@@ -60,3 +68,19 @@ __all__ = [
     "require_world_size",
     "requires_world_size",
 ]
+
+# Deprecated names -> the names to use instead.
+_DEPRECATED_ALIASES = {"MultiProcContinousTest": "MultiProcContinuousTest"}
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve a deprecated alias with a DeprecationWarning (PEP 562); anything else is missing."""
+    replacement = _DEPRECATED_ALIASES.get(name)
+    if replacement is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"distlint.runtime.{name} is a deprecated alias (torch's old misspelling); use {replacement}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return globals()[replacement]

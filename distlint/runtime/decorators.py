@@ -24,6 +24,7 @@ import unittest
 from typing import Any, Callable, NoReturn, Optional, Sequence, TypeVar
 
 from . import environment
+from .markers import is_continuous
 from .skips import REGISTRY, RegistrySkip, TestSkip, gpu_skip
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -171,10 +172,8 @@ def _requirement_decorator(requirement: Requirement) -> Callable[[F], F]:
 
 
 def _decorate_class(cls: type, requirement: Requirement) -> type:
-    from .continuous import MultiProcContinuousTest
-
     setattr(cls, REQUIREMENTS_ATTR, requirements_of(cls) + (requirement,))
-    if issubclass(cls, MultiProcContinuousTest):
+    if is_continuous(cls):
         return cls  # checked by the dispatcher in setUpClass, with the class's world
     # A plain TestCase has no dispatcher: decide now, with what the machine offers.
     skip = requirement.unmet(RequirementContext(world_size=None, backend=None))

@@ -27,11 +27,11 @@ import unittest
 from datetime import timedelta
 from typing import Any, Dict, Optional
 
-from .config import ClassPlan, PoolConfig
 from .execute import RankSession
 from .outcome import Observation, Outcome, decide_outcome
-from .pool import GRACE_S
 from .protocol import RankResult, Status
+from .resolve import ClassPlan, PoolConfig
+from .worker_pool import GRACE_S
 
 # A hung rank's watchdog fires this long after the test timeout; its peers
 # wait a little longer than that for its result.

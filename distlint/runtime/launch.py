@@ -15,7 +15,7 @@ import sys
 import unittest
 from typing import NoReturn, Optional, Sequence
 
-from . import pools
+from . import pool_registry
 from .role import Role, current_role
 
 
@@ -42,7 +42,7 @@ def run_tests(argv: Optional[Sequence[str]] = None, module: str = "__main__") ->
             from . import inline as inline_mode
 
             inline_mode.finish()
-        pools.shutdown_all()
+        pool_registry.shutdown_all()
     if quiet and not success:
         # Outcomes are agreed between ranks, so rank 0's report covers this one;
         # leave a trace of which rank exited non-zero and why.

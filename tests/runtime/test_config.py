@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from distlint.runtime import MultiProcContinousTest, MultiProcContinuousTest, environment, start_method
-from distlint.runtime.config import PG_TIMEOUT_MARGIN_S, plan_for_class, timeout_seconds
-from distlint.runtime.pool import PoolStartError
+import distlint.runtime
+from distlint.runtime import MultiProcContinuousTest, environment, start_method
+from distlint.runtime.resolve import PG_TIMEOUT_MARGIN_S, plan_for_class, timeout_seconds
+from distlint.runtime.worker_pool import PoolStartError, PoolState
 
 
 def make(backend=..., **attrs):
@@ -31,8 +32,17 @@ def two_gpus_with_nccl(monkeypatch):
     monkeypatch.setattr(environment, "backend_available", lambda name: name == "nccl" or real(name))
 
 
-def test_the_misspelled_name_is_the_same_class():
+def test_the_misspelled_name_is_a_deprecated_alias_of_the_same_class():
+    with pytest.warns(DeprecationWarning, match="MultiProcContinousTest is a deprecated alias.*use MultiProcContinuousTest"):
+        from distlint.runtime import MultiProcContinousTest
     assert MultiProcContinousTest is MultiProcContinuousTest
+    with pytest.warns(DeprecationWarning):
+        assert distlint.runtime.MultiProcContinousTest is MultiProcContinuousTest
+    # Documented, not advertised: star imports and __all__ leave it out.
+    assert "MultiProcContinousTest" not in distlint.runtime.__all__
+    assert "MultiProcContinousTest" not in vars(distlint.runtime)
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
+        distlint.runtime.NoSuchName
 
 
 def test_gloo_defaults_to_two_cpu_ranks(no_gpu):
@@ -98,14 +108,14 @@ def test_timeout_from_class_or_environment(monkeypatch):
 
 
 def test_setupclass_skips_before_any_process_starts(monkeypatch):
-    from distlint.runtime import pools
+    from distlint.runtime import pool_registry
 
     monkeypatch.setattr(environment, "backend_available", lambda name: name != "nccl")
     cls = make("nccl")
-    before = pools.stats()["pools_started"]
+    before = pool_registry.stats()["pools_started"]
     with pytest.raises(unittest.SkipTest, match="c10d not compiled with NCCL support"):
         cls.setUpClass()
-    assert pools.stats()["pools_started"] == before
+    assert pool_registry.stats()["pools_started"] == before
 
 
 def test_start_method_choice_and_override(monkeypatch):
@@ -146,31 +156,31 @@ class FakePool:
 
     def __init__(self, config, method):
         self.method = method
-        self.state = "new"
+        self.state = PoolState.NEW
 
     def start(self, timeout_s):
         FakePool.started.append(self.method)
         if self.method == "forkserver":
             raise PoolStartError("fork server died", retry_with_spawn=self.retry)
-        self.state = "ready"
+        self.state = PoolState.READY
 
     def close(self, graceful=True):
-        self.state = "closed"
+        self.state = PoolState.CLOSED
 
 
 @pytest.fixture
 def fake_pools(monkeypatch):
     import collections
 
-    from distlint.runtime import pools
+    from distlint.runtime import pool_registry
 
-    monkeypatch.setattr(pools, "WorkerPool", FakePool)
-    monkeypatch.setattr(pools, "_pools", collections.OrderedDict())
+    monkeypatch.setattr(pool_registry, "WorkerPool", FakePool)
+    monkeypatch.setattr(pool_registry, "_pools", collections.OrderedDict())
     monkeypatch.setattr(start_method, "_forkserver_failed", False)
     monkeypatch.setattr(start_method, "forkserver_unsafe_reason", lambda: None)
     monkeypatch.delenv("DISTLINT_START_METHOD", raising=False)
     FakePool.started = []
-    return pools
+    return pool_registry
 
 
 def test_a_fork_server_that_fails_to_start_falls_back_to_spawn_for_good(fake_pools, monkeypatch):

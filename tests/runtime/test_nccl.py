@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from distlint.runtime import TEST_SKIPS, environment, pools
+from distlint.runtime import TEST_SKIPS, environment, pool_registry
 
 from .support import CASES, load_case, run_classes, run_python, subprocess_env
 
@@ -35,13 +35,13 @@ def expected_skip(world_size):
 def test_nccl_classes_skip_in_the_dispatcher_with_the_registry_message():
     if expected_skip(1) is None:
         pytest.skip("NCCL and a GPU are available: scripts/gpu_check.sh runs these for real")
-    before = pools.stats()["pools_started"]
+    before = pool_registry.stats()["pools_started"]
     outcomes = run_classes(*(getattr(nccl_case, name) for name in CLASSES))
     assert len(outcomes) == 3  # one class-level skip each
     for name, size in zip(CLASSES, (None, 1, 2)):
         outcome = outcomes[f"setUpClass ({nccl_case.__name__}.{name})"]
         assert (outcome.kind, outcome.message) == ("skip", expected_skip(size)), name
-    assert pools.stats()["pools_started"] == before, "a skip decided without workers must not start any"
+    assert pool_registry.stats()["pools_started"] == before, "a skip decided without workers must not start any"
 
 
 def test_running_the_nccl_file_reports_skips_not_passes(tmp_path):

@@ -6,10 +6,10 @@ import multiprocessing
 import os
 import time
 
-from distlint.runtime.config import PoolConfig
 from distlint.runtime.outcome import Verdict
-from distlint.runtime.pool import WorkerPool, _Rank
 from distlint.runtime.protocol import RankResult, RunTest, Status, next_seq
+from distlint.runtime.resolve import PoolConfig
+from distlint.runtime.worker_pool import PoolState, WorkerPool, _Rank
 
 
 class FakeProcess:
@@ -32,7 +32,7 @@ def fake_pool(world_size=2):
         ours, theirs = multiprocessing.Pipe()
         pool._ranks.append(_Rank(rank, FakeProcess(), ours, "/nonexistent", "/nonexistent"))
         workers.append(theirs)
-    pool.state = "ready"
+    pool.state = PoolState.READY
     return pool, workers
 
 

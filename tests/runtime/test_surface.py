@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from distlint.runtime import pools
-from distlint.runtime.config import plan_for_class
+from distlint.runtime import pool_registry
+from distlint.runtime.resolve import plan_for_class
 
 from .cases.caselog import read
 from .support import load_case, run_classes
@@ -70,7 +70,7 @@ def test_subclass_of_a_concrete_class_runs_on_its_own_correct_pool(case_log):
 
 
 def test_decorators_skip_in_the_dispatcher_or_on_the_rank_with_registry_messages(case_log):
-    started_before = pools.stats()["pools_started"]
+    started_before = pool_registry.stats()["pools_started"]
     outcomes = run_classes(surface.Decorated)
     kinds = {k.split(".")[1]: (v.kind, v.message) for k, v in outcomes.items()}
 
@@ -87,7 +87,7 @@ def test_decorators_skip_in_the_dispatcher_or_on_the_rank_with_registry_messages
     assert not [e for e in entries(case_log) if e.get("ran")]
     three = entries(case_log, test="test_three_ranks")
     assert sorted(e["rank"] for e in three) == [0, 1, 2] and {e["sum"] for e in three} == {3.0}
-    assert pools.stats()["pools_started"] - started_before <= 2  # world size 2 and 3, nothing per test
+    assert pool_registry.stats()["pools_started"] - started_before <= 2  # world size 2 and 3, nothing per test
 
 
 def test_a_class_with_its_own_opts_gets_its_own_pool(case_log):

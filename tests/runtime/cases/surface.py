@@ -16,7 +16,6 @@ from caselog import record  # noqa: E402
 
 from distlint.runtime import (  # noqa: E402
     TEST_SKIPS,
-    MultiProcContinousTest,
     MultiProcContinuousTest,
     require_world_size,
     requires_gloo,
@@ -96,7 +95,7 @@ class SharedA(MultiProcContinuousTest):
         record(self)
 
 
-class SharedB(MultiProcContinousTest):  # the misspelled alias is the same class
+class SharedB(MultiProcContinuousTest):
     @classmethod
     def backend_str(cls):
         return "gloo"

@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import Any, Optional
 
 from . import environment
+from .markers import is_continuous_base
 from .protocol import ClassRef
 from .role import Role, current_role
 from .skips import REGISTRY, TestSkip, gpu_skip
@@ -107,13 +108,11 @@ def _call_classmethod(cls: type, name: str) -> Any:
 
 def _declared_device_type(cls: type) -> Optional[str]:
     """A device_type the class overrides itself (method, property or string), else None."""
-    from .continuous import MultiProcContinuousTest
-
     for klass in cls.__mro__:
         if "device_type" not in vars(klass):
             continue
-        if klass is MultiProcContinuousTest:
-            return None
+        if is_continuous_base(klass):
+            return None  # the runtime's own default, not a declaration
         attr = vars(klass)["device_type"]
         if isinstance(attr, (classmethod, staticmethod)):
             return attr.__get__(None, cls)()

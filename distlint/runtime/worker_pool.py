@@ -16,6 +16,7 @@ its failed peer will never join.  A pool that was not left clean by a test
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import os
 import shutil
@@ -28,7 +29,6 @@ from typing import Callable, Dict, List, Optional
 
 from . import start_method as start_methods
 from . import worker
-from .config import PoolConfig
 from .outcome import Observation, Outcome, Verdict, decide_outcome
 from .protocol import (
     ClassExited,
@@ -42,6 +42,7 @@ from .protocol import (
     WorkerSpec,
     next_seq,
 )
+from .resolve import PoolConfig
 from .skips import REGISTRY
 
 GRACE_S = 0.5  # after one rank fails, dies or skips, how long the others may still report
@@ -52,6 +53,15 @@ KILL_TIMEOUT_S = 2.0  # after SIGKILL
 OUTPUT_TAIL_CHARS = 4000
 
 _generations = itertools.count(1)
+
+
+class PoolState(enum.Enum):
+    """A pool's life: NEW -> READY -> CLOSED (NEW -> CLOSED if start fails), or NEW -> SKIPPING for good."""
+
+    NEW = "new"  # ranks are starting
+    READY = "ready"  # every rank joined the PG and takes tests
+    SKIPPING = "skipping"  # the ranks asked to skip while joining; every test here is that skip
+    CLOSED = "closed"  # every rank ended, rendezvous directory removed
 
 
 class PoolStartError(RuntimeError):
@@ -143,7 +153,7 @@ class WorkerPool:
         self.config = config
         self.start_method = method
         self.generation = next(_generations)
-        self.state = "new"  # new -> ready | skipping -> closed
+        self.state = PoolState.NEW
         self.init_skip: Optional[str] = None
         self.entered: set = set()  # ClassRefs whose setUpClass ran on these ranks
         self.last_test_id: Optional[str] = None
@@ -157,17 +167,10 @@ class WorkerPool:
         backend = self.config.backend_name
         return f"{backend} pool #{self.generation} ({self.config.world_size} ranks, {self.start_method})"
 
-    def pids(self) -> List[int]:
-        return [r.process.pid for r in self._ranks if r.process.pid is not None]
-
-    @property
-    def directory(self) -> Optional[str]:
-        return self._dir
-
     def usable(self) -> bool:
-        if self.state == "skipping":
+        if self.state is PoolState.SKIPPING:
             return True
-        if self.state != "ready" or not all(r.conn_open for r in self._ranks):
+        if self.state is not PoolState.READY or not all(r.conn_open for r in self._ranks):
             return False
         # One poll of every sentinel: a rank that died between tests must not be
         # blamed on the next test.
@@ -232,7 +235,7 @@ class WorkerPool:
         if skips:
             self.close(graceful=False)
             self.init_skip = skips[0]
-            self.state = "skipping"
+            self.state = PoolState.SKIPPING
             return
         if got.timed_out:
             stacks = self._dump_stacks(got.pending)
@@ -241,14 +244,14 @@ class WorkerPool:
             raise PoolStartError(
                 f"{self.describe()} did not start within {timeout_s:g} s\n{text}", retry_with_spawn=True
             )
-        self.state = "ready"
+        self.state = PoolState.READY
 
     def close(self, graceful: bool = True) -> None:
         """End every rank: Shutdown and join (graceful), then SIGTERM, then SIGKILL.  Bounded."""
-        if self.state == "closed" or (self.state == "skipping" and not self._ranks):
+        if self.state is PoolState.CLOSED or (self.state is PoolState.SKIPPING and not self._ranks):
             return
         live = [r for r in self._ranks if r.process.pid is not None]
-        if graceful and self.state == "ready":
+        if graceful and self.state is PoolState.READY:
             for r in live:
                 self._send(r, Shutdown())
             self._wait_exit(live, JOIN_TIMEOUT_S)
@@ -274,8 +277,8 @@ class WorkerPool:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
         self._ranks = []
-        if self.state != "skipping":
-            self.state = "closed"
+        if self.state is not PoolState.SKIPPING:
+            self.state = PoolState.CLOSED
 
     @staticmethod
     def _wait_exit(ranks: List[_Rank], timeout_s: float) -> None:
@@ -291,7 +294,7 @@ class WorkerPool:
     # -- running tests ----------------------------------------------------------
 
     def run_test(self, cls: ClassRef, method: str, test_id: str, timeout_s: float) -> Outcome:
-        if self.state == "skipping":
+        if self.state is PoolState.SKIPPING:
             return Outcome(Verdict.SKIP, self.init_skip or "", pool_reusable=True)
         seq = next_seq()
         for r in self._ranks:
@@ -349,7 +352,7 @@ class WorkerPool:
 
     def exit_class(self, cls: ClassRef, timeout_s: float) -> List[str]:
         """Run the class's tearDownClass on every rank; the errors, one text per rank."""
-        if self.state != "ready" or cls not in self.entered:
+        if self.state is not PoolState.READY or cls not in self.entered:
             return []
         self.entered.discard(cls)
         seq = next_seq()

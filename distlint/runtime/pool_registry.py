@@ -19,11 +19,11 @@ import os
 import signal
 import sys
 import threading
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from . import start_method as start_methods
-from .config import PoolConfig
-from .pool import PoolStartError, WorkerPool
+from .resolve import PoolConfig
+from .worker_pool import PoolStartError, PoolState, WorkerPool
 
 MAX_LIVE_POOLS = 2
 
@@ -49,7 +49,7 @@ def pool_for(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
             _pools.move_to_end(config)
             return pool
         if pool is not None:
-            if pool.state != "closed":
+            if pool.state is not PoolState.CLOSED:
                 _note(f"{pool.describe()} lost a rank after {pool.last_test_id}; starting a new pool")
             pool.close(graceful=False)
             del _pools[config]
@@ -93,7 +93,7 @@ def pools_serving(cls_ref) -> List[WorkerPool]:
 
 def live_pools() -> List[WorkerPool]:
     with _lock:
-        return [pool for pool in _pools.values() if pool.state in ("ready", "new")]
+        return [pool for pool in _pools.values() if pool.state in (PoolState.READY, PoolState.NEW)]
 
 
 def shutdown_all(graceful: bool = True) -> None:
@@ -142,7 +142,3 @@ def stats() -> Dict[str, int]:
             "stale_messages": sum(p.stale_messages for p in _pools.values()),
         }
 
-
-def current_pool(config: PoolConfig) -> Optional[WorkerPool]:
-    with _lock:
-        return _pools.get(config)
