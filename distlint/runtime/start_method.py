@@ -18,7 +18,9 @@ server fails to start, the pool falls back to spawn for the rest of the run.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 from . import environment
 
@@ -28,6 +30,11 @@ FORKSERVER = "forkserver"
 
 # Preloaded into the fork server: what every worker imports anyway.
 FORKSERVER_PRELOAD = ["torch", "torch.distributed", "distlint.runtime.worker"]
+
+# The fork server exits once no process holds its "alive" pipe, and every
+# process it forked holds one: a worker that is still running would keep
+# stop_forkserver() waiting forever.  After this long the server is killed.
+FORKSERVER_STOP_TIMEOUT_S = 5.0
 
 _forkserver_failed = False
 
@@ -76,13 +83,35 @@ def context(method: str):
 
 
 def stop_forkserver() -> None:
-    """Stop the fork server this process started, so no helper outlives the suite."""
+    """Stop the fork server this process started, so no helper outlives the suite.  Bounded."""
     from multiprocessing import forkserver
 
     server = getattr(forkserver, "_forkserver", None)
     stop = getattr(server, "_stop", None)  # private, present since Python 3.8
-    if stop is not None and getattr(server, "_forkserver_pid", None) is not None:
-        try:
-            stop()
-        except Exception:  # noqa: BLE001 - best effort at exit
-            pass
+    pid = getattr(server, "_forkserver_pid", None)
+    if stop is None or pid is None:
+        return
+    # _stop() closes the server's pipe and waits for it without a bound.
+    timeout_s = FORKSERVER_STOP_TIMEOUT_S
+    killer = threading.Timer(timeout_s, _kill_forkserver, args=(server, pid, timeout_s))
+    killer.daemon = True
+    killer.start()
+    try:
+        stop()
+    except Exception:  # noqa: BLE001 - best effort at exit
+        pass
+    finally:
+        killer.cancel()
+
+
+def _kill_forkserver(server: object, pid: int, timeout_s: float) -> None:
+    if getattr(server, "_forkserver_pid", None) != pid:
+        return  # it stopped (and was reaped) just now: the pid may belong to someone else
+    sys.stderr.write(
+        f"distlint.runtime: the fork server did not stop within {timeout_s:g} s "
+        "(a process it started is still running); killing it\n"
+    )
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
+
+from .support import RunScope
 
 # The runtime is an optional extra (torch); without it there is nothing here to run.
 try:
@@ -22,3 +26,26 @@ def case_log(tmp_path, monkeypatch) -> Path:
     return path
 
 
+
+
+@pytest.fixture
+def run_scope(tmp_path, monkeypatch) -> RunScope:
+    """In-process runs whose every process and rendezvous folder can be found afterwards.
+
+    The pools and fork server of earlier tests are closed first, so that what this
+    test starts (fork server, workers) inherits its token; multiprocessing's
+    resource tracker, one for the whole session, is started before the token is set.
+    """
+    from multiprocessing import resource_tracker
+
+    from distlint.runtime import pool_registry
+
+    pool_registry.shutdown_all()
+    resource_tracker.ensure_running()
+    token = uuid.uuid4().hex
+    monkeypatch.setenv("DISTLINT_TEST_TOKEN", token)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))  # where WorkerPool makes its rendezvous folder
+    yield RunScope(token, tmpdir)
+    pool_registry.shutdown_all()  # nothing carrying this token outlives the test

@@ -1,4 +1,4 @@
-"""Helpers for the runtime tests: load case modules, run them, read the process table."""
+"""Helpers for the runtime tests: load case modules, run them, read their reports and the process table."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 import time
 import unittest
 import uuid
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -121,6 +122,31 @@ def run_python(args: List[str], env: Dict[str, str], timeout: float = 120, cwd: 
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class ReportedCase:
+    outcome: str  # passed / failure / error / skipped, as JUnit XML names them
+    message: str
+    text: str
+
+
+def read_junit(path: Path) -> Dict[str, ReportedCase]:
+    """A JUnit XML report (run_tests --junit-xml, pytest --junit-xml): "Class.test" -> outcome.
+
+    Class-level fixture problems appear as "Class.setUpClass" / "Class.tearDownClass".
+    """
+    cases: Dict[str, ReportedCase] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        key = f"{case.get('classname', '').rsplit('.', 1)[-1]}.{case.get('name')}"
+        assert key not in cases, f"{key} reported twice in {path}"
+        problems = [child for child in case if child.tag in ("failure", "error", "skipped")]
+        assert len(problems) <= 1, f"{key} has {len(problems)} outcomes in {path}"
+        if problems:
+            cases[key] = ReportedCase(problems[0].tag, problems[0].get("message", ""), problems[0].text or "")
+        else:
+            cases[key] = ReportedCase("passed", "", "")
+    return cases
+
+
 # ---- the process table (no psutil: /proc) ------------------------------------
 
 
@@ -138,15 +164,20 @@ def processes_with_token(token: str) -> List[int]:
         try:
             with open(f"/proc/{entry}/environ", "rb") as handle:
                 environ = handle.read()
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if state == b"Z":
-            continue  # exited, waiting to be reaped: not running anything
-        if needle in environ.split(b"\0"):
+        if needle in environ.split(b"\0") and alive(int(entry)):
             found.append(int(entry))
     return found
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (exited, waiting to be reaped: not running anything)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
@@ -160,3 +191,39 @@ def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
 
 def pool_dirs(tmpdir: Path) -> List[str]:
     return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("distlint-pool-"))
+
+
+def still_alive(pids: List[int], timeout: float = 15.0) -> List[int]:
+    """Those of ``pids`` still running after up to ``timeout`` s (a hang guard, not a speed bound)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [pid for pid in pids if alive(pid)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+# ---- leak checks for in-process runs -------------------------------------------
+
+
+@dataclasses.dataclass
+class RunScope:
+    """What an in-process run started: processes carrying ``token``, pool folders under ``tmpdir``."""
+
+    token: str
+    tmpdir: Path
+
+    def assert_ranks_gone(self, ranks: Dict[int, int], world_size: int = 2) -> None:
+        """Every rank of a test (rank -> pid, from the case log) has exited."""
+        # Guard: an empty or partial log would make "none of them is alive" pass without looking.
+        assert sorted(ranks) == list(range(world_size)), f"the case log has ranks {sorted(ranks)}"
+        assert still_alive(list(ranks.values())) == [], f"rank processes {ranks} are still alive"
+
+    def assert_nothing_left(self, timeout: float = 15.0) -> None:
+        """Close the pools still serving, then: no process of this run alive, no rendezvous folder."""
+        from distlint.runtime import pool_registry
+
+        pool_registry.shutdown_all()
+        left = wait_until_gone(self.token, timeout)
+        assert left == [], f"processes of the run are still alive: {left}"
+        assert pool_dirs(self.tmpdir) == [], "rendezvous directories were left behind"
