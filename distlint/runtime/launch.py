@@ -17,31 +17,37 @@ import io
 import os
 import sys
 import time
+import types
 import unittest
-from typing import NoReturn, Optional, Sequence
+from typing import NoReturn, Optional, Sequence, Union
 
-from . import junit_report, pool_registry
+from . import pool_registry
 from .role import Role, current_role
 
 
-def _runner_class(stream):
+def _runner_class(stream, result_class):
     class Runner(unittest.TextTestRunner):
         def __init__(self, **kwargs):
             kwargs["stream"] = stream
-            kwargs["resultclass"] = junit_report.RecordingTextResult
+            kwargs["resultclass"] = result_class
             super().__init__(**kwargs)
 
     return Runner
 
 
 def run_tests(
-    argv: Optional[Sequence[str]] = None, module: str = "__main__", junit_xml: Optional[str] = None
+    argv: Optional[Sequence[str]] = None,
+    module: Union[str, types.ModuleType] = "__main__",
+    junit_xml: Optional[str] = None,
 ) -> NoReturn:
     """Run the module's tests and exit: 0 when all passed (skips allowed), 1 otherwise.
 
     ``--junit-xml PATH`` in argv, else ``junit_xml``, else $DISTLINT_JUNIT_XML
     names a JUnit XML report to write as well.
     """
+    # Imported here, not at the top: `import distlint.runtime` stays cheap (xml.etree and all).
+    from . import junit_report
+
     argv = list(sys.argv if argv is None else argv)
     try:
         argv, option_path = junit_report.take_option(argv)
@@ -57,7 +63,8 @@ def run_tests(
     stream = io.StringIO() if quiet else sys.stderr
     started = time.perf_counter()
     try:
-        program = unittest.main(module=module, argv=argv, exit=False, testRunner=_runner_class(stream))
+        runner = _runner_class(stream, junit_report.RecordingTextResult)
+        program = unittest.main(module=module, argv=argv, exit=False, testRunner=runner)
         success = program.result.wasSuccessful()
     finally:
         if inline:
