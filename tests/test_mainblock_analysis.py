@@ -11,6 +11,7 @@ import pytest
 
 from distlint.analysis.mainblock import (
     analyze_main_block,
+    is_ast_any_main_guard,
     is_ast_main_guard,
     is_main_guard,
     main_block_required,
@@ -54,7 +55,8 @@ def test_guard_spellings_are_one_guard(test):
 
 @pytest.mark.parametrize("test", [
     '__name__ != "__main__"',
-    '__name__ == "__main__" and TEST_CUDA',
+    '__name__ == "__main__" or TEST_CUDA',
+    'not __name__ == "__main__"',
     'name == "__main__"',
     '__name__ == f"__main__"',
     '__name__ == b"__main__"',
@@ -65,6 +67,22 @@ def test_other_comparisons_are_not_guards(test):
     assert facts_of(code).guards == []
     assert not is_main_guard(cst.parse_module(code).body[0])
     assert not is_ast_main_guard(ast.parse(code).body[0])
+    assert not is_ast_any_main_guard(ast.parse(code).body[0])
+
+
+@pytest.mark.parametrize("test", [
+    '__name__ == "__main__" and TEST_CUDA',
+    'not IS_WINDOWS and "__main__" == __name__',
+    '(__name__ == "__main__") and (A and B)',
+    'A and (B and __name__ == "__main__")',
+])
+def test_a_conditional_guard_is_the_main_block(test):
+    """``if __name__ == "__main__" and X:`` is the file's main block (DL101 must not add another)."""
+    code = f"if {test}:\n    run_tests()\n"
+    facts = facts_of(code)
+    assert [(g.conditional, g.runner is not None) for g in facts.guards] == [(True, True)]
+    assert facts.nested_guards == [] and facts.import_time_runs == []
+    assert is_ast_any_main_guard(ast.parse(code).body[0]) and not is_ast_main_guard(ast.parse(code).body[0])
 
 
 @pytest.mark.parametrize("code", [

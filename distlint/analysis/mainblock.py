@@ -86,9 +86,34 @@ def file_label(path: str) -> str:
 
 def is_main_guard(node: cst.CSTNode) -> bool:
     """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
-    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison):
+    return isinstance(node, cst.If) and _is_main_comparison(node.test)
+
+
+def is_conditional_main_guard(node: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__" and CONDITION:`` (any order of the ``and`` operands).
+
+    A main block that runs only when ``CONDITION`` holds is still the file's main block:
+    DL101 must not add a second one (the tests would then run twice).
+    """
+    return (isinstance(node, cst.If) and isinstance(node.test, cst.BooleanOperation)
+            and any(_is_main_comparison(operand) for operand in _conjuncts(node.test)))
+
+
+def is_any_main_guard(node: cst.CSTNode) -> bool:
+    return is_main_guard(node) or is_conditional_main_guard(node)
+
+
+def _conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        yield from _conjuncts(node.left)
+        yield from _conjuncts(node.right)
+    else:
+        yield node
+
+
+def _is_main_comparison(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison):
         return False
-    test = node.test
     if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
         return False
     left, right = test.left, test.comparisons[0].comparator
@@ -109,10 +134,24 @@ def _is_main_string(node: cst.BaseExpression) -> bool:
 
 def is_ast_main_guard(node: ast.AST) -> bool:
     """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+    return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
+
+
+def is_ast_any_main_guard(node: ast.AST) -> bool:
+    """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
+    return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
+
+
+def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for value in node.values:
+            yield from _ast_conjuncts(value)
+    else:
+        yield node
+
+
+def _is_ast_main_comparison(test: ast.AST) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
         return False
     left, right = test.left, test.comparators[0]
 
@@ -185,6 +224,8 @@ class MainGuard:
     runner: Optional[RunnerCall]
     #: The block raises ("not meant to be run directly").
     raises: bool
+    #: ``if __name__ == "__main__" and CONDITION:``: the block runs only when CONDITION holds.
+    conditional: bool = False
 
 
 @dataclass(frozen=True)
@@ -216,7 +257,7 @@ class MainBlockFacts:
         ``if``, a ``try``...): not a main block. Computed on demand (only DL101 asks);
         walks statements only, never expressions, so it stays cheap on big files."""
         top = {id(guard.node) for guard in self.guards}
-        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_main_guard(s)]
+        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_any_main_guard(s)]
 
     @cached_property
     def uses_convention_runner(self) -> bool:
@@ -291,7 +332,7 @@ class _Analysis:
                 if id(function) in seen:
                     continue
                 seen.add(id(function))
-                calls_inside = scan_code(function.body.body, stop_at=is_main_guard if at_import else None).calls
+                calls_inside = scan_code(function.body.body, stop_at=is_any_main_guard if at_import else None).calls
                 inner = self.find_runner(calls_inside, self._function_table(function), at_import, seen)
                 if inner is not None:
                     return RunnerCall(call, (function.name.value, *inner.chain))
@@ -346,10 +387,10 @@ class _Analysis:
         module_scans = self._module_scans
         guard_nodes: List[Tuple[int, cst.If]] = []
         for index, statement in enumerate(self.module.body):
-            if is_main_guard(statement):
+            if is_any_main_guard(statement):
                 guard_nodes.append((index, statement))
             else:
-                module_scans.append((index, statement, scan_code([statement], stop_at=is_main_guard)))
+                module_scans.append((index, statement, scan_code([statement], stop_at=is_any_main_guard)))
         for _, _, scan in module_scans:
             for node in scan.imports:
                 record_import(self.table, node)
@@ -370,7 +411,8 @@ class _Analysis:
             for imported in scan.imports:
                 record_import(table, imported)
             facts.guards.append(MainGuard(node, index, self.find_runner(scan.calls, table),
-                                          self.raises(node.body, scan.calls, table)))
+                                          self.raises(node.body, scan.calls, table),
+                                          conditional=not is_main_guard(node)))
         known_classes: Set[str] = set()
         for index, statement, scan in module_scans:
             self._collect_tests(index, scan, known_classes, facts.tests)
@@ -529,7 +571,7 @@ def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
 def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
     runners = all_runners(config_runners)
     runner_last = {_last(r) for r in runners}
-    guards = [s for s in tree.body if is_ast_main_guard(s)]
+    guards = [s for s in tree.body if is_ast_any_main_guard(s)]
     guard_surely_runs = False
     for guard in guards:
         for statement in guard.body:

@@ -155,6 +155,20 @@ class NoMainBlock(LintRule):
             """,
             config={"require-main": "always"},
         ),
+        # A main block that runs only under a condition is the main block: adding a second
+        # one would run the tests twice.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import IS_SANDCASTLE, TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            if __name__ == "__main__" and not IS_SANDCASTLE:
+                run_tests()
+            """
+        ),
         # run_tests() at import is DL104's finding, not also DL101's.
         Valid(
             """
