@@ -1,4 +1,4 @@
-"""The main-block analysis behind DL101-DL104, its pre-screen, and ensure_main_block."""
+"""The main-block analysis behind DL101-DL105, its pre-screen, and ensure_main_block."""
 
 from __future__ import annotations
 

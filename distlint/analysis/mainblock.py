@@ -1,4 +1,4 @@
-"""Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL104).
+"""Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL105).
 
 Two views of the same facts:
 
@@ -207,6 +207,9 @@ class RunnerCall:
 
     call: cst.Call
     chain: Tuple[str, ...]
+    #: The continuous class whose ranks the call launches (``X.run_rank``), if that is how
+    #: it runs the tests.
+    launches: Optional[str] = None
 
     @property
     def described(self) -> str:
@@ -335,7 +338,7 @@ class _Analysis:
                 calls_inside = scan_code(function.body.body, stop_at=is_any_main_guard if at_import else None).calls
                 inner = self.find_runner(calls_inside, self._function_table(function), at_import, seen)
                 if inner is not None:
-                    return RunnerCall(call, (function.name.value, *inner.chain))
+                    return RunnerCall(call, (function.name.value, *inner.chain), inner.launches)
         return None
 
     def _launch(self, call: cst.Call, candidates: FrozenSet[str], table: ImportTable,
@@ -352,17 +355,17 @@ class _Analysis:
         written = dotted_name(call) or ""
         entry = rank_entry_class(call.func, self.continuous, local)
         if entry is not None:
-            return RunnerCall(call, (written,))
+            return RunnerCall(call, (written,), entry)
         target = spawned_function(call, candidates)
         if target is None:
             return None
         entry = rank_entry_class(target, self.continuous, local)
         if entry is not None:
-            return RunnerCall(call, (written, f"{entry}.run_rank"))
+            return RunnerCall(call, (written, f"{entry}.run_rank"), entry)
         if isinstance(target, cst.Name):  # mp.spawn(worker, ...): follow worker like a call
             inner = self.find_runner([cst.Call(target)], table, False, seen)
             if inner is not None:
-                return RunnerCall(call, (written, *inner.chain))
+                return RunnerCall(call, (written, *inner.chain), inner.launches)
         return None
 
     def raises(self, block: cst.BaseSuite, calls: Sequence[cst.Call], table: ImportTable,
