@@ -54,6 +54,18 @@ def _code_fields(node_type: type) -> Tuple[str, ...]:
     return names
 
 
+#: Per value type: 1 a code node, 0 an inert node or no node, 2 a sequence (cached: libcst's
+#: ABC-based isinstance costs more than the rest of the walk).
+_VALUE_KIND: Dict[type, int] = {list: 2, tuple: 2}
+
+
+def _value_kind(kind: type) -> int:
+    found = _VALUE_KIND.get(kind)
+    if found is None:
+        found = _VALUE_KIND[kind] = int(issubclass(kind, cst.CSTNode) and not issubclass(kind, _INERT))
+    return found
+
+
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """Code children in source order, read from the dataclass fields.
 
@@ -64,40 +76,43 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     children: List[cst.CSTNode] = []
     for name in _code_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _INERT):
-                children.append(value)
-        elif isinstance(value, (list, tuple)):
-            children.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _INERT))
+        kind = _value_kind(type(value))
+        if kind == 1:
+            children.append(value)
+        elif kind == 2:
+            children.extend(v for v in value if _value_kind(type(v)) == 1)
     return children
 
 
 def scan_code(nodes: Iterable[cst.CSTNode], stop_at: Optional[Callable[[cst.CSTNode], bool]] = None) -> BodyScan:
+    # ``type(node) is X``, not ``isinstance``: these are concrete libcst classes (no
+    # subclasses), and libcst's ABC-based isinstance is the hottest call of the scan.
     scan = BodyScan()
     stack = list(reversed(list(nodes)))
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.FunctionDef):
-            scan.functions.append(node)
+        kind = type(node)
+        if kind is cst.FunctionDef:
+            scan.functions.append(node)  # type: ignore[arg-type]
             continue
-        if isinstance(node, cst.ClassDef):
-            scan.classes.append(node)
+        if kind is cst.ClassDef:
+            scan.classes.append(node)  # type: ignore[arg-type]
             continue
-        if isinstance(node, cst.Lambda):
+        if kind is cst.Lambda:
             continue
-        if isinstance(node, cst.If) and stop_at is not None and stop_at(node):
-            scan.nested_guards.append(node)
+        if kind is cst.If and stop_at is not None and stop_at(node):
+            scan.nested_guards.append(node)  # type: ignore[arg-type]
             continue
-        if isinstance(node, cst.Call):
-            scan.calls.append(node)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            scan.imports.append(node)
+        if kind is cst.Call:
+            scan.calls.append(node)  # type: ignore[arg-type]
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            scan.imports.append(node)  # type: ignore[arg-type]
             continue
-        elif isinstance(node, cst.Assign):
-            scan.assigns.append(node)
-            _record_alias(node, scan.aliases)
-        elif isinstance(node, (cst.For, cst.While)):
-            scan.loops.append(node)
+        elif kind is cst.Assign:
+            scan.assigns.append(node)  # type: ignore[arg-type]
+            _record_alias(node, scan.aliases)  # type: ignore[arg-type]
+        elif kind is cst.For or kind is cst.While:
+            scan.loops.append(node)  # type: ignore[arg-type]
         stack.extend(reversed(_children(node)))
     return scan
 
