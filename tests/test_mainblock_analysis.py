@@ -525,6 +525,13 @@ TRICKY = [
     "from torch.testing._internal.common_utils import run_tests\ncdt.instantiate_device_type_tests(T, globals())\n",
     "from torch.testing._internal.common_utils import run_tests\nvars().update(make())\n"
     "if __name__ == '__main__':\n    print('benchmark')\n",
+    # Conditional guards are guards for the pre-screen too.
+    "from torch.testing._internal.common_utils import run_tests\nif __name__ == '__main__' and X:\n"
+    "    run_tests()\nclass TestLate:\n    def test_a(self):\n        pass\n",
+    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+    "        pass\nif X and __name__ == '__main__':\n    print(1)\n",
+    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    pass\nrun_tests()\n"
+    "if __name__ == '__main__' and X:\n    pass\n",
 ]
 
 
