@@ -1,4 +1,5 @@
-"""Golden fixtures: ``fixtures/<area>/**/test_<name>.py`` against their expected files.
+"""Golden fixtures: ``fixtures/<area>/**/test_<name>.py`` (and ``<name>_test.py``, the other
+default ``include`` glob) against their expected files.
 
 * ``test_<name>.findings``: the expected ``LINE:COL: CODE message`` lines, sorted by
   position (an empty file: no findings), linted with the config of the nearest
@@ -25,7 +26,8 @@ FIXTURES = ROOT / "fixtures"
 
 
 def _golden_files() -> list:
-    return sorted(p for p in FIXTURES.rglob("test_*.py") if p.with_suffix(".findings").exists())
+    found = {*FIXTURES.rglob("test_*.py"), *FIXTURES.rglob("*_test.py")}
+    return sorted(p for p in found if p.with_suffix(".findings").exists())
 
 
 def _areas() -> list:
@@ -46,6 +48,7 @@ def _id(path: Path) -> str:
 
 def test_there_are_golden_fixtures():
     assert _golden_files(), "no fixtures/**/test_*.py with a .findings file"
+    assert any(p.name.endswith("_test.py") for p in _golden_files()), "no *_test.py fixture"
 
 
 @pytest.mark.parametrize("fixture", _golden_files(), ids=_id)

@@ -1,4 +1,4 @@
-"""The main-block analysis behind DL101-DL104, its pre-screen, and ensure_main_block."""
+"""The main-block analysis behind DL101-DL105, its pre-screen, and ensure_main_block."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import pytest
 
 from distlint.analysis.mainblock import (
     analyze_main_block,
+    is_ast_any_main_guard,
     is_ast_main_guard,
     is_main_guard,
+    main_block_required,
     screen_shape,
 )
 from distlint.analysis.mainblock_fix import ensure_main_block, move_main_block_to_end
@@ -22,6 +24,8 @@ from distlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN_FIXTURES = ROOT / "fixtures" / "main"
+#: Every main-block fixture (both default ``include`` globs).
+MAIN_CASES = sorted({*MAIN_FIXTURES.rglob("test_*.py"), *MAIN_FIXTURES.rglob("*_test.py")})
 DL1_RULES = [rule for rule in all_rules() if rule.code.startswith("DL1")]
 
 
@@ -29,8 +33,8 @@ def parse(code: str) -> cst.Module:
     return cst.parse_module(textwrap.dedent(code))
 
 
-def facts_of(code: str, runners=("run_tests",)):
-    return analyze_main_block(parse(code), runners)
+def facts_of(code: str, runners=("run_tests",), continuous_bases=()):
+    return analyze_main_block(parse(code), runners, continuous_bases)
 
 
 # -- guards --------------------------------------------------------------------------------
@@ -51,7 +55,8 @@ def test_guard_spellings_are_one_guard(test):
 
 @pytest.mark.parametrize("test", [
     '__name__ != "__main__"',
-    '__name__ == "__main__" and TEST_CUDA',
+    '__name__ == "__main__" or TEST_CUDA',
+    'not __name__ == "__main__"',
     'name == "__main__"',
     '__name__ == f"__main__"',
     '__name__ == b"__main__"',
@@ -62,6 +67,22 @@ def test_other_comparisons_are_not_guards(test):
     assert facts_of(code).guards == []
     assert not is_main_guard(cst.parse_module(code).body[0])
     assert not is_ast_main_guard(ast.parse(code).body[0])
+    assert not is_ast_any_main_guard(ast.parse(code).body[0])
+
+
+@pytest.mark.parametrize("test", [
+    '__name__ == "__main__" and TEST_CUDA',
+    'not IS_WINDOWS and "__main__" == __name__',
+    '(__name__ == "__main__") and (A and B)',
+    'A and (B and __name__ == "__main__")',
+])
+def test_a_conditional_guard_is_the_main_block(test):
+    """``if __name__ == "__main__" and X:`` is the file's main block (DL101 must not add another)."""
+    code = f"if {test}:\n    run_tests()\n"
+    facts = facts_of(code)
+    assert [(g.conditional, g.runner is not None) for g in facts.guards] == [(True, True)]
+    assert facts.nested_guards == [] and facts.import_time_runs == []
+    assert is_ast_any_main_guard(ast.parse(code).body[0]) and not is_ast_main_guard(ast.parse(code).body[0])
 
 
 @pytest.mark.parametrize("code", [
@@ -209,6 +230,136 @@ def test_test_definitions_and_the_ones_after_the_block():
 
 def test_a_module_without_tests_has_none():
     assert not facts_of("import torch\n\nclass SequentialStub(torch.nn.Sequential):\n    pass\n").has_tests
+
+
+@pytest.mark.parametrize("code,named", [
+    # A `Test*` class pytest would not collect: an __init__ of its own or from a *Module base.
+    ("import torch\nclass TestModel(torch.nn.Module):\n    def forward(self, x):\n        return x\n", []),
+    ("class TestData:\n    def __init__(self, n):\n        self.n = n\n", []),
+    ("class TestData:\n    size = 3\n", ["TestData"]),
+    ("import torch\nclass TestModel(torch.nn.Module):\n    def test_forward(self):\n        pass\n", ["TestModel"]),
+    ("import unittest\nclass TestX(unittest.TestCase):\n    def __init__(self, *a):\n        super().__init__(*a)\n",
+     ["TestX"]),
+])
+def test_which_test_named_classes_are_tests(code, named):
+    assert [t.name for t in facts_of(code).tests] == named
+
+
+GENERATED = [
+    ("globals().update(generate_tests('Faulty', Fixture, TESTS, SPAWN, __name__))", "globals().update(...)"),
+    ("if not IS_CI:\n    globals().update(make_tests())", "globals().update(...)"),
+    ("vars().update(make_tests())", "vars().update(...)"),
+    ("globals()['TestGloo'] = type('TestGloo', (Template, TestCase), {})", "globals()[...] = ..."),
+    ("import sys\nsetattr(sys.modules[__name__], 'TestGloo', make())", "setattr(sys.modules[__name__], ...)"),
+    ("instantiate_device_type_tests(OpsTemplate, globals())", "instantiate_device_type_tests(...)"),
+    ("common_device_type.instantiate_device_type_tests(OpsTemplate, globals())",
+     "common_device_type.instantiate_device_type_tests(...)"),
+    # A loop that makes classes: one definition for the loop, whatever it does inside.
+    ("for backend in B:\n    name = f'Test{backend}'\n    globals()[name] = type(name, (T,), {})", "for backend in ..."),
+    ("for backend in B:\n    class _Case(Template):\n        pass\n    REGISTRY[backend] = _Case", "for backend in ..."),
+    ("while PENDING:\n    make_class(type(PENDING.pop(), (T,), {}))", "while ..."),
+]
+
+
+@pytest.mark.parametrize("code,name", GENERATED)
+def test_generated_tests_are_tests(code, name):
+    facts = facts_of(code)
+    assert [(t.name, t.generator) for t in facts.tests] == [(name, True)]
+    assert facts.has_tests
+    # The pre-screen must keep every such file.
+    assert screen_shape(ast.parse(code), ("run_tests",)).may_have_tests
+
+
+@pytest.mark.parametrize("code", [
+    "Config = type('Config', (object,), {'world_size': 2})",  # one class, made once: no test
+    "def make():\n    globals().update(make_tests())",  # never called at import
+    "for name in NAMES:\n    print(type(name))",  # one-argument type()
+    "for name in NAMES:\n    class TestCase_(TestCase):\n        pass",  # a test class, counted as itself
+    "if __name__ == '__main__':\n    globals().update(make_tests())",  # runs only as a script
+    "x = {}\nx['TestGloo'] = object",
+])
+def test_what_does_not_generate_tests(code):
+    assert [t for t in facts_of(code).tests if t.generator] == []
+
+
+# -- continuous classes launched from the main block ------------------------------------------
+
+LAUNCH_SETUP = """
+import os
+import tempfile
+import torch
+from torch.testing._internal.common_distributed import MultiProcContinousTest
+
+class _Base(MultiProcContinousTest):
+    world_size = 2
+
+class SymmMemTest(_Base):
+    def test_rendezvous(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize("imports,block,chain", [
+    ("", "SymmMemTest.run_rank(int(os.environ['RANK']), 2)", ("SymmMemTest.run_rank",)),
+    ("", "torch.multiprocessing.spawn(SymmMemTest.run_rank, nprocs=2, args=(2,))",
+     ("torch.multiprocessing.spawn", "SymmMemTest.run_rank")),
+    ("import torch.multiprocessing as mp", "mp.spawn(fn=SymmMemTest.run_rank, nprocs=2)",
+     ("mp.spawn", "SymmMemTest.run_rank")),
+    ("from torch.multiprocessing import spawn", "spawn(SymmMemTest.run_rank, nprocs=2)",
+     ("spawn", "SymmMemTest.run_rank")),
+    ("from torch import multiprocessing", "multiprocessing.start_processes(SymmMemTest.run_rank, nprocs=2)",
+     ("multiprocessing.start_processes", "SymmMemTest.run_rank")),
+    ("def worker(rank):\n    SymmMemTest.run_rank(rank, 2)", "torch.multiprocessing.spawn(worker, nprocs=2)",
+     ("torch.multiprocessing.spawn", "worker", "SymmMemTest.run_rank")),
+    ("def launch():\n    torch.multiprocessing.spawn(SymmMemTest.run_rank, nprocs=2)", "launch()",
+     ("launch", "torch.multiprocessing.spawn", "SymmMemTest.run_rank")),
+])
+def test_launching_a_continuous_class_runs_the_tests(imports, block, chain):
+    facts = facts_of(f"{LAUNCH_SETUP}\n{imports}\n\nif __name__ == '__main__':\n    {block}\n")
+    assert facts.guards[0].runner is not None
+    assert facts.guards[0].runner.chain == chain
+
+
+@pytest.mark.parametrize("imports,block", [
+    ("class Harness:\n    pass", "Harness.run_rank(0, 2)"),  # not a continuous class
+    ("import multiprocessing as mp", "mp.spawn(SymmMemTest.run_rank)"),  # not torch's spawn
+    ("from suite import AllGatherTest", "AllGatherTest.run_rank(0, 2)"),  # not a class of this module
+    ("", "torch.multiprocessing.spawn(print, nprocs=2)"),
+    ("def worker(rank):\n    print(rank)", "torch.multiprocessing.spawn(worker, nprocs=2)"),
+    ("", "torch.multiprocessing.spawn(nprocs=2)"),
+])
+def test_launches_that_run_no_test(imports, block):
+    facts = facts_of(f"{LAUNCH_SETUP}\n{imports}\n\nif __name__ == '__main__':\n    {block}\n")
+    assert facts.guards[0].runner is None
+
+
+def test_configured_continuous_bases_launch_too():
+    code = ("from mypkg import ClusterTest\n\nclass CollectivesTest(ClusterTest):\n    pass\n\n"
+            "if __name__ == '__main__':\n    CollectivesTest.run_rank(0, 2)\n")
+    assert facts_of(code).guards[0].runner is None
+    assert facts_of(code, continuous_bases=("mypkg.ClusterTest",)).guards[0].runner is not None
+    assert facts_of(code, continuous_bases=("ClusterTest",)).guards[0].runner is not None
+
+
+def test_a_launch_at_import_is_not_a_runner_call_at_import():
+    facts = facts_of(LAUNCH_SETUP + "\ntorch.multiprocessing.spawn(SymmMemTest.run_rank, nprocs=2)\n")
+    assert facts.import_time_runs == []
+
+
+# -- where DL101 and DL102 apply ----------------------------------------------------------------
+
+@pytest.mark.parametrize("code,require_main,required", [
+    ("from torch.testing._internal.common_utils import TestCase, run_tests\nclass TestA(TestCase):\n    pass",
+     "auto", True),
+    ("from torch.testing._internal.common_utils import TestCase, run_tests\nclass TestA(TestCase):\n    pass",
+     "never", False),
+    ("import unittest\nclass TestA(unittest.TestCase):\n    pass", "auto", False),
+    ("import unittest\nclass TestA(unittest.TestCase):\n    pass", "always", True),
+    ("from torch.testing._internal.common_utils import run_tests\ndef main():\n    pass", "always", False),
+    ("from torch.testing._internal.common_utils import run_tests\nglobals().update(make_tests())", "auto", True),
+])
+def test_main_block_required(code, require_main, required):
+    assert main_block_required(facts_of(code), Config(require_main=require_main)) is required
 
 
 # -- import time ---------------------------------------------------------------------------------
@@ -366,16 +517,39 @@ TRICKY = [
     "if '__ma' 'in__' == __name__:\n    print(1)\nclass TestA:\n    pass\n",
     "if __name__ == '__main__':\n    pass\nif __name__ == '__main__':\n    run_tests()\n",
     "from torch.testing._internal.common_utils import *\nclass TestA:\n    pass\n",
+    # Tests that exist only as generated ones (no class, no test_* function in the file).
+    "from torch.testing._internal.common_utils import run_tests\nglobals().update(make())\n",
+    "from torch.testing._internal.common_utils import run_tests\nfor b in B:\n    globals()[b] = type(b, (T,), {})\n",
+    "from torch.testing._internal.common_utils import run_tests\nimport sys\nsetattr(sys.modules[__name__], 'T', m())\n",
+    "from torch.testing._internal.common_utils import run_tests\nfor b in B:\n    make(type(b, (T,), {}))\n",
+    "from torch.testing._internal.common_utils import run_tests\ncdt.instantiate_device_type_tests(T, globals())\n",
+    "from torch.testing._internal.common_utils import run_tests\nvars().update(make())\n"
+    "if __name__ == '__main__':\n    print('benchmark')\n",
+    # Conditional guards are guards for the pre-screen too.
+    "from torch.testing._internal.common_utils import run_tests\nif __name__ == '__main__' and X:\n"
+    "    run_tests()\nclass TestLate:\n    def test_a(self):\n        pass\n",
+    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+    "        pass\nif X and __name__ == '__main__':\n    print(1)\n",
+    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    pass\nrun_tests()\n"
+    "if __name__ == '__main__' and X:\n    pass\n",
 ]
 
 
 def _sources():
     yield from _examples()
-    for path in sorted(MAIN_FIXTURES.rglob("test_*.py")):
+    for path in MAIN_CASES:
         yield path.read_text(), load_config(path)
     for code in TRICKY:
         for require_main in ("auto", "always"):
             yield code, Config(select=("DL1",), require_main=require_main)
+
+
+@pytest.mark.parametrize("index", range(len(list(_sources()))))
+def test_dl101_and_dl102_apply_only_where_a_main_block_is_required(index):
+    source, config = list(_sources())[index]
+    findings = lint_source(source.encode(), "test_x.py", config, DL1_RULES, prescreen=False).findings
+    if any(f.code in ("DL101", "DL102") for f in findings):
+        assert main_block_required(facts_of(source, config.runners, config.continuous_bases), config), source
 
 
 @pytest.mark.parametrize("index", range(len(list(_sources()))))
@@ -421,9 +595,6 @@ def test_screen_shape_of_a_file_with_code_after_the_guard():
 
 
 # -- golden fixtures of the main-block rules --------------------------------------------------
-
-MAIN_CASES = sorted(MAIN_FIXTURES.rglob("test_*.py"))
-
 
 @pytest.mark.parametrize("path", MAIN_CASES, ids=lambda p: str(p.relative_to(MAIN_FIXTURES)))
 def test_main_fixture_findings_and_fix(path):

@@ -140,6 +140,90 @@ def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
     assert any(e.code == "module-reference" for cls in result.report.classes for e in cls.left)
 
 
+PG_FIXTURES = ROOT / "fixtures" / "pg"
+#: Every fixture with per-test classes: the migrate goldens and the PG analysis' shapes.
+REPORT_CASES = CASES + sorted(PG_FIXTURES.rglob("test_*.py"))
+
+
+@pytest.mark.parametrize("case", REPORT_CASES, ids=lambda p: _relative(p))
+def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None:
+    """No per-test class the analysis sees is missing from the report, and each of its own
+    ``test*`` methods is listed as moved or left (a class without any says where its tests are)."""
+    from libcst.metadata import MetadataWrapper
+
+    from distlint.analysis.model import ExecutionModel
+    from distlint.analysis.pg import analyze_module
+    from distlint.config import ConfigResolver
+
+    config = ConfigResolver().for_file(case).config
+    analysis = analyze_module(MetadataWrapper(cst.parse_module(case.read_bytes()), unsafe_skip_copy=True), config)
+    report = migrate_source(case.read_bytes(), _relative(case), config).report
+    listed = {cls.name: cls for cls in report.classes}
+    for cls in analysis.classes:
+        if cls.model is not ExecutionModel.PER_TEST_SPAWN:
+            continue
+        assert cls.name in listed, f"{cls.name} is missing from the report"
+        entry = listed[cls.name]
+        own = [s.name.value for s in cls.node.body.body
+               if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")]
+        shown = set(entry.moved) | {left.test for left in entry.left}
+        assert set(own) <= shown, (cls.name, set(own) - shown)
+        assert shown or entry.inherits_from or entry.notes, f"{cls.name}: listed with nothing said"
+    assert report.left_count + report.moved_count >= sum(
+        len(c.tests) for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN)
+
+
+@pytest.mark.parametrize("name,left", [("test_dtensor_redistribute_only.py", 5), ("test_fsdp_checkpoint_only.py", 3)])
+def test_a_file_nothing_moves_in_still_counts_its_tests_as_left(run_cli, tmp_path: Path, name: str, left: int) -> None:
+    (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
+    status, out, err = run_cli("migrate", "--check", name)
+    assert status == 0
+    assert out == (FIXTURES / name).with_suffix(".report").read_text().replace("fixtures/migrate/", "")
+    assert f"would migrate 0 of 1 file (0 tests moved, {left} left in place)" in err
+
+
+def test_tests_from_helper_classes_and_external_bases_are_accounted_for() -> None:
+    result = _source_result(PER_TEST_HEADER + '''
+    from suite.rpc import RpcAgentTests
+
+    class CollectivesMixin:
+        def test_all_reduce(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+
+    class SpawnHelper(MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+    class GlooCollectivesTest(CollectivesMixin, SpawnHelper):
+        pass
+
+    class TensorPipeRpcTest(RpcAgentTests, SpawnHelper):
+        pass
+    ''')
+    classes = {cls.name: cls for cls in result.report.classes}
+    gloo = classes["GlooCollectivesTest"]
+    assert [(left.test, left.code) for left in gloo.left] == [("test_all_reduce", "not-analysed")]
+    assert "inherited from CollectivesMixin" in gloo.left[0].text
+    assert result.report.left_count == 1
+    assert classes["TensorPipeRpcTest"].notes == [
+        "defines no tests of its own; any it runs come from RpcAgentTests, defined elsewhere (not analysed)"]
+    assert classes["SpawnHelper"].notes == ["defines no tests"]
+
+
+def test_a_dtensor_only_file_is_analysed_not_screened_out(monkeypatch) -> None:
+    """The pre-screen keeps files whose per-test classes come from a base (no _spawn_processes)."""
+    import distlint.codemods.migrate_continuous as migrate
+
+    calls = []
+    real = migrate._analyze
+    monkeypatch.setattr(migrate, "_analyze", lambda *a: calls.append(a) or real(*a))
+    case = FIXTURES / "test_dtensor_redistribute_only.py"
+    assert b"_spawn_processes" not in case.read_bytes()
+    assert migrate_source(case.read_bytes(), _relative(case)).report.left_count == 5
+    assert calls
+
+
 # -- the migrated code is what it should be -----------------------------------------------
 
 def _continuous_class_names(result: MigrationResult) -> Dict[str, str]:

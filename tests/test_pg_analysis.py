@@ -585,3 +585,82 @@ def test_dl301_prescreen_lets_through_every_reported_exit(call, reported):
     full = lint_source(source, "test_x.py", Config(select=("DL301",)), [rule], prescreen=False)
     assert bool(full.findings) is reported
     assert rule.may_report(PreScreen(source, "test_x.py"), Config()) is reported
+
+
+# -- DL202's reason phrases agree with their count ---------------------------------------------
+
+_IRREGULAR = {"are": "is", "have": "has", "do": "does"}
+
+
+def _third_person(verb: str) -> str:
+    """The singular (third person) form of a plural present-tense verb."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in tuple("aeiou"):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _agree(one: str, many: str) -> bool:
+    """``one`` is ``many`` with its verb in the singular (the subject is the count, so the
+    phrase starts with it; a verb joined by "or" changes too) and ``their`` as ``its``."""
+    singular, plural = one.split(), many.split()
+    if len(singular) != len(plural) or singular == plural:
+        return False
+    verbs = {0} | {i + 1 for i, word in enumerate(plural[:-1]) if word == "or" and i == 1}
+    for index, (s, p) in enumerate(zip(singular, plural)):
+        if index in verbs:
+            if s != _third_person(p):
+                return False
+        elif p == "their":
+            if s != "its":
+                return False
+        elif s != p:
+            return False
+    return True
+
+
+def _class_with_reason(reason: Reason, tests: int, detail: str) -> ClassAnalysis:
+    from distlint.analysis.model import Ineligibility, PGCreation, TestAnalysis
+
+    node = cst.parse_statement("class C:\n    pass\n")
+    analysis = ClassAnalysis("C", node, ExecutionModel.PER_TEST_SPAWN)  # type: ignore[arg-type]
+    for index in range(tests):
+        function = cst.parse_statement(f"def test_{index}(self):\n    pass\n")
+        test = TestAnalysis(f"test_{index}", function)  # type: ignore[arg-type]
+        test.creations.append(PGCreation(CreationKind.INIT_PROCESS_GROUP, function, ("init_process_group",)))
+        test.ineligible.append(Ineligibility(reason, function, detail))
+        analysis.tests.append(test)
+    return analysis
+
+
+@pytest.mark.parametrize("reason", list(Reason), ids=lambda r: r.code)
+def test_every_reason_phrase_agrees_with_its_count(reason):
+    """Rendered by DL202 for 1 and for 2 tests, every reason reads as English (derived from the
+    Reason enum, so a new reason without both forms fails here)."""
+    from distlint.analysis.eligibility import REASON_PHRASES
+    from distlint.rules.dl202_per_test_spawn_class import PerTestSpawnClass
+
+    assert reason in REASON_PHRASES, f"{reason} has no DL202 phrase"
+    details = [""] + (["TORCH_NCCL_ASYNC_ERROR_HANDLING"] if reason is Reason.PG_ENVIRONMENT else [])
+    for detail in details:
+        rendered = {}
+        for count in (1, 2):
+            message = PerTestSpawnClass.message(_class_with_reason(reason, count, detail))
+            prefix = f"none can move to a continuous class: {count} "
+            assert prefix in message, message
+            rendered[count] = message.split(prefix, 1)[1].rsplit(" (select DL201", 1)[0]
+        assert _agree(rendered[1], rendered[2]), rendered
+
+
+def test_the_agreement_check_rejects_bad_grammar():
+    assert _agree("is in a class", "are in a class")
+    assert _agree("aborts or shuts down the PG", "abort or shut down the PG")
+    assert _agree("passes its own timeout", "pass their own timeout")
+    assert not _agree("are in a class", "are in a class")  # "1 are ..."
+    assert not _agree("pass their own timeout", "pass their own timeout")
+    assert not _agree("passes their own timeout", "pass their own timeout")
+    assert not _agree("aborts or shut down the PG", "abort or shut down the PG")
+    assert not _agree("inherit a base class", "inherit a base class")

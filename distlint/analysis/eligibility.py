@@ -212,34 +212,45 @@ def _same_options(options: Optional[cst.BaseExpression], class_options: Optional
 
 # -- summaries (DL202, the migrate report) ---------------------------------------------------------
 
-#: How DL202 counts tests with a reason: "3 abort the PG".
-REASON_PHRASES: Dict[Reason, str] = {
-    Reason.DESTROYS_PG_EARLY: "destroy the PG early",
-    Reason.TESTS_ABORT: "abort or shut down the PG",
-    Reason.MULTIPLE_PGS: "create several PGs",
-    Reason.PG_ENVIRONMENT: "set PG environment",
-    Reason.ENV_DECORATOR: "use with_nccl_blocking_wait/with_dist_debug_levels",
-    Reason.CUSTOM_TIMEOUT: "pass their own timeout",
-    Reason.EXPECTS_FAILURE: "expect failure",
-    Reason.OTHER_WORLD_SIZE: "use another world size",
-    Reason.OTHER_BACKEND: "use another backend",
-    Reason.CUSTOM_OPTIONS: "pass their own PG options",
-    Reason.USES_FILE_NAME: "use self.file_name beyond the store",
-    Reason.KILLS_RANK: "kill a rank",
-    Reason.UNRESOLVED_PG: "create the PG in a way distlint cannot follow",
-    Reason.UNSUPPORTED_BASE: "run per-test through a base other than MultiProcessTestCase",
-    Reason.CLASS_ENVIRONMENT: "are in a class whose setUp sets PG environment",
-    Reason.CLASS_SETUP: "are in a class whose setUp/tearDown do more than spawn",
-    Reason.UNKNOWN_BACKEND: "are in a class whose backend is not a literal",
-    Reason.CLASS_OPTIONS: "are in a class whose PG options cannot become opts()",
-    Reason.CLASS_TIMEOUT: "are in a class whose PG timeout reads self",
-    Reason.BASE_CLASS: "inherit a base class that cannot share a PG",
-    Reason.SUBCLASS: "are inherited by a subclass that cannot share a PG",
+#: How DL202 counts tests with a reason: "1 aborts the PG", "3 abort the PG" (the
+#: subject is the count of tests, so each phrase comes in both numbers).
+REASON_PHRASES: Dict[Reason, Tuple[str, str]] = {
+    Reason.DESTROYS_PG_EARLY: ("destroys the PG early", "destroy the PG early"),
+    Reason.TESTS_ABORT: ("aborts or shuts down the PG", "abort or shut down the PG"),
+    Reason.MULTIPLE_PGS: ("creates several PGs", "create several PGs"),
+    Reason.PG_ENVIRONMENT: ("sets PG environment", "set PG environment"),
+    Reason.ENV_DECORATOR: ("uses with_nccl_blocking_wait/with_dist_debug_levels",
+                           "use with_nccl_blocking_wait/with_dist_debug_levels"),
+    Reason.CUSTOM_TIMEOUT: ("passes its own timeout", "pass their own timeout"),
+    Reason.EXPECTS_FAILURE: ("expects failure", "expect failure"),
+    Reason.OTHER_WORLD_SIZE: ("uses another world size", "use another world size"),
+    Reason.OTHER_BACKEND: ("uses another backend", "use another backend"),
+    Reason.CUSTOM_OPTIONS: ("passes its own PG options", "pass their own PG options"),
+    Reason.USES_FILE_NAME: ("uses self.file_name beyond the store", "use self.file_name beyond the store"),
+    Reason.KILLS_RANK: ("kills a rank", "kill a rank"),
+    Reason.UNRESOLVED_PG: ("creates the PG in a way distlint cannot follow",
+                           "create the PG in a way distlint cannot follow"),
+    Reason.UNSUPPORTED_BASE: ("runs per-test through a base other than MultiProcessTestCase",
+                              "run per-test through a base other than MultiProcessTestCase"),
+    Reason.CLASS_ENVIRONMENT: ("is in a class whose setUp sets PG environment",
+                               "are in a class whose setUp sets PG environment"),
+    Reason.CLASS_SETUP: ("is in a class whose setUp/tearDown do more than spawn",
+                         "are in a class whose setUp/tearDown do more than spawn"),
+    Reason.UNKNOWN_BACKEND: ("is in a class whose backend is not a literal",
+                             "are in a class whose backend is not a literal"),
+    Reason.CLASS_OPTIONS: ("is in a class whose PG options cannot become opts()",
+                           "are in a class whose PG options cannot become opts()"),
+    Reason.CLASS_TIMEOUT: ("is in a class whose PG timeout reads self", "are in a class whose PG timeout reads self"),
+    Reason.BASE_CLASS: ("inherits a base class that cannot share a PG", "inherit a base class that cannot share a PG"),
+    Reason.SUBCLASS: ("is inherited by a subclass that cannot share a PG",
+                      "are inherited by a subclass that cannot share a PG"),
 }
 
 
-def reason_phrase(reason: Reason, details: Iterable[str]) -> str:
-    """DL202's phrase; for environment, the variable families ("set TORCH_NCCL_*/NCCL_*")."""
+def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str:
+    """DL202's phrase for ``count`` tests (the verb agrees with it); for environment, the
+    variable families ("sets TORCH_NCCL_*/NCCL_*")."""
+    singular, plural = REASON_PHRASES[reason]
     if reason is Reason.PG_ENVIRONMENT:
         families: List[str] = []
         for detail in details:
@@ -248,8 +259,8 @@ def reason_phrase(reason: Reason, details: Iterable[str]) -> str:
                 if family and family not in families:
                     families.append(family)
         if families:
-            return "set " + "/".join(families)
-    return REASON_PHRASES[reason]
+            return ("sets " if count == 1 else "set ") + "/".join(families)
+    return singular if count == 1 else plural
 
 
 def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
@@ -261,7 +272,7 @@ def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
             counts[entry.reason] += 1
             details.setdefault(entry.reason, []).append(entry.detail)
     ordered = sorted(counts, key=lambda r: (-counts[r], list(Reason).index(r)))
-    return [(counts[r], reason_phrase(r, details[r])) for r in ordered]
+    return [(counts[r], reason_phrase(r, details[r], counts[r])) for r in ordered]
 
 
 #: Short forms for one-line messages (DL201, the migrate report): "<short> (<detail>)".

@@ -1,4 +1,4 @@
-"""Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL104).
+"""Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL105).
 
 Two views of the same facts:
 
@@ -24,15 +24,20 @@ DL102 reports.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from distlint.analysis.code_scan import BodyScan, binds_names, directly_raises, iter_statements, scan_code
+from distlint.analysis.continuous_launch import (continuous_base_names, continuous_classes, rank_entry_class,
+                                                 spawned_function)
+from distlint.analysis.generated_tests import (ast_node_may_generate, generating_assignment, generating_call,
+                                               is_class_factory, loop_label)
+from distlint.analysis.import_table import ImportTable, record_import
 from distlint.analysis.names import dotted_name, names_match_any
 
 if TYPE_CHECKING:
@@ -51,8 +56,11 @@ GENERIC_RUNNERS = ("unittest.main", "pytest.main")
 #: Calls that mean "this file is not meant to be run directly" (PyTorch's helper raises).
 RAISERS = ("raise_on_run_directly",)
 
+#: Calls that run the tests when a main block makes them, but not at import (building a
+#: runner object there runs nothing): ``unittest.TextTestRunner(...).run(suite)``.
+GUARD_RUNNERS = ("unittest.TextTestRunner", "unittest.runner.TextTestRunner")
+
 _TEST_BASE = re.compile(r"(TestCase|TestBase|Test|Tests)$")
-_INSTANTIATE_TESTS = re.compile(r"^instantiate_\w*tests$")
 
 
 def convention_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
@@ -78,9 +86,34 @@ def file_label(path: str) -> str:
 
 def is_main_guard(node: cst.CSTNode) -> bool:
     """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
-    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison):
+    return isinstance(node, cst.If) and _is_main_comparison(node.test)
+
+
+def is_conditional_main_guard(node: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__" and CONDITION:`` (any order of the ``and`` operands).
+
+    A main block that runs only when ``CONDITION`` holds is still the file's main block:
+    DL101 must not add a second one (the tests would then run twice).
+    """
+    return (isinstance(node, cst.If) and isinstance(node.test, cst.BooleanOperation)
+            and any(_is_main_comparison(operand) for operand in _conjuncts(node.test)))
+
+
+def is_any_main_guard(node: cst.CSTNode) -> bool:
+    return is_main_guard(node) or is_conditional_main_guard(node)
+
+
+def _conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        yield from _conjuncts(node.left)
+        yield from _conjuncts(node.right)
+    else:
+        yield node
+
+
+def _is_main_comparison(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison):
         return False
-    test = node.test
     if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
         return False
     left, right = test.left, test.comparisons[0].comparator
@@ -101,10 +134,24 @@ def _is_main_string(node: cst.BaseExpression) -> bool:
 
 def is_ast_main_guard(node: ast.AST) -> bool:
     """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+    return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
+
+
+def is_ast_any_main_guard(node: ast.AST) -> bool:
+    """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
+    return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
+
+
+def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for value in node.values:
+            yield from _ast_conjuncts(value)
+    else:
+        yield node
+
+
+def _is_ast_main_comparison(test: ast.AST) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
         return False
     left, right = test.left, test.comparators[0]
 
@@ -117,238 +164,38 @@ def is_ast_main_guard(node: ast.AST) -> bool:
     return (dunder(left) and main(right)) or (dunder(right) and main(left))
 
 
-# -- names -------------------------------------------------------------------------------------
-
-class ImportTable:
-    """What names mean in one scope, from import statements (and simple aliases).
-
-    A name bound several times (``try: from a import x`` / ``except ImportError: from b
-    import x``) means all of its bindings. ``parent`` is the enclosing (module) scope.
-    """
-
-    def __init__(self, parent: Optional["ImportTable"] = None) -> None:
-        self.parent = parent
-        self.bindings: Dict[str, Set[str]] = {}
-        #: Modules imported with ``import a.b.c`` (no alias): ``a.b.c.f`` is usable.
-        self.imported_modules: Set[str] = set()
-        self.star_modules: List[str] = []
-
-    def _bind(self, name: str, targets: Iterable[str]) -> None:
-        self.bindings.setdefault(name, set()).update(targets)
-
-    def add_import(self, module: str, asname: Optional[str]) -> None:
-        if asname:
-            self._bind(asname, [module])
-        else:
-            head = module.split(".", 1)[0]
-            self._bind(head, [head])
-            self.imported_modules.add(module)
-
-    def add_from(self, module: str, name: str, asname: Optional[str]) -> None:
-        if name == "*":
-            self.star_modules.append(module)
-        else:
-            self._bind(asname or name, [f"{module}.{name}" if module else name])
-
-    def add_local(self, name: str) -> None:
-        """A module-level ``def``/``class``: the name means itself."""
-        self._bind(name, [name])
-
-    def add_alias(self, name: str, dotted: str) -> None:
-        """``name = a.b`` (resolved now: aliases are rare and written after their import)."""
-        self._bind(name, self.resolve(dotted))
-
-    def lookup(self, name: str) -> Optional[Set[str]]:
-        table: Optional[ImportTable] = self
-        while table is not None:
-            if name in table.bindings:
-                return table.bindings[name]
-            table = table.parent
-        return None
-
-    def _stars(self) -> List[str]:
-        table: Optional[ImportTable] = self
-        stars: List[str] = []
-        while table is not None:
-            stars.extend(table.star_modules)
-            table = table.parent
-        return stars
-
-    def resolve(self, dotted: str) -> FrozenSet[str]:
-        """Qualified names ``dotted`` may refer to (itself when unbound)."""
-        head, _, rest = dotted.partition(".")
-        suffix = f".{rest}" if rest else ""
-        bound = self.lookup(head)
-        if bound is None:
-            bound = {head, *(f"{module}.{head}" for module in self._stars())}
-        return frozenset(f"{target}{suffix}" for target in bound)
-
-    def candidates(self, func: cst.BaseExpression) -> FrozenSet[str]:
-        """Names a call's ``func`` may mean: its resolutions plus what it is written as."""
-        written = dotted_name(func)
-        if written is None:
-            return frozenset()
-        return self.resolve(written) | {written}
-
-    def module_names(self) -> Set[str]:
-        """All qualified names this table (and its parents) binds, for "uses module X" checks."""
-        found: Set[str] = set()
-        table: Optional[ImportTable] = self
-        while table is not None:
-            for targets in table.bindings.values():
-                found |= targets
-            found |= table.imported_modules
-            found |= set(table.star_modules)
-            table = table.parent
-        return found
-
-
-def _module_of(node: cst.ImportFrom) -> str:
-    dots = "." * len(node.relative)
-    return dots + (dotted_name(node.module) or "") if node.module is not None else dots
-
-
-def record_import(table: ImportTable, node: Union[cst.Import, cst.ImportFrom]) -> None:
-    if isinstance(node, cst.Import):
-        for alias in node.names:
-            table.add_import(dotted_name(alias.name) or "", _asname(alias))
-        return
-    module = _module_of(node)
-    if isinstance(node.names, cst.ImportStar):
-        table.add_from(module, "*", None)
-        return
-    for alias in node.names:
-        table.add_from(module, dotted_name(alias.name) or "", _asname(alias))
-
-
-def _asname(alias: cst.ImportAlias) -> Optional[str]:
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value
-    return None
-
-
-# -- scanning code that runs -------------------------------------------------------------------
-
-class _BodyScan:
-    """What a block of code does when it runs: its calls, imports, definitions.
-
-    The bodies of ``def``, ``class`` and ``lambda`` do not run, so they are not entered
-    (the definitions themselves are recorded). With ``stop_at_guards`` a nested main
-    guard is recorded and not entered (its code does not run at import).
-    """
-
-    def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
-        self.imports: List[Union[cst.Import, cst.ImportFrom]] = []
-        self.aliases: List[Tuple[str, str]] = []
-        self.functions: List[cst.FunctionDef] = []
-        self.classes: List[cst.ClassDef] = []
-        self.nested_guards: List[cst.If] = []
-
-
-#: Node types that never contain code (whitespace, punctuation): not walked.
-_INERT = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
-          cst.Comment, cst.LeftParen, cst.RightParen, cst.Comma, cst.Dot, cst.Semicolon,
-          cst.BaseAugOp, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)
-_NOT_CODE_FIELDS = frozenset({"lpar", "rpar", "leading_lines", "header", "footer", "semicolon", "comma",
-                              "lines_after_decorators", "trailing_whitespace", "newline"})
-_CODE_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _code_fields(node_type: type) -> Tuple[str, ...]:
-    names = _CODE_FIELDS.get(node_type)
-    if names is None:
-        names = _CODE_FIELDS[node_type] = tuple(
-            f.name for f in dataclasses.fields(node_type)
-            if not f.name.startswith("whitespace") and f.name not in _NOT_CODE_FIELDS)
-    return names
-
-
-def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """Code children in source order, read from the dataclass fields.
-
-    libcst's own visitor machinery rebuilds every node it passes; reading fields is
-    about 3.5x faster (measured on torch/testing/_internal), which matters because
-    module-level code of big test files (op databases) is large.
-    """
-    children: List[cst.CSTNode] = []
-    for name in _code_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _INERT):
-                children.append(value)
-        elif isinstance(value, (list, tuple)):
-            children.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _INERT))
-    return children
-
-
-def _scan(nodes: Iterable[cst.CSTNode], stop_at_guards: bool = False) -> _BodyScan:
-    scan = _BodyScan()
-    stack = list(reversed(list(nodes)))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.FunctionDef):
-            scan.functions.append(node)
-            continue
-        if isinstance(node, cst.ClassDef):
-            scan.classes.append(node)
-            continue
-        if isinstance(node, cst.Lambda):
-            continue
-        if isinstance(node, cst.If) and stop_at_guards and is_main_guard(node):
-            scan.nested_guards.append(node)
-            continue
-        if isinstance(node, cst.Call):
-            scan.calls.append(node)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            scan.imports.append(node)
-            continue
-        elif isinstance(node, cst.Assign):
-            _record_alias(node, scan.aliases)
-        stack.extend(reversed(_children(node)))
-    return scan
-
-
-def _record_alias(node: cst.Assign, aliases: List[Tuple[str, str]]) -> None:
-    if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-        value = dotted_name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else None
-        if value is not None:
-            aliases.append((node.targets[0].target.value, value))
-
-
-def _directly_raises(block: cst.BaseSuite) -> bool:
-    """A ``raise`` among the block's own statements (not one hidden in a branch)."""
-    for statement in block.body:
-        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
-        if any(isinstance(small, cst.Raise) for small in smalls):
-            return True
-    return False
-
-
 # -- test definitions --------------------------------------------------------------------------
 
 def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
-    """Named ``Test*``, derived from a TestCase-ish base (or a test class of this module),
-    or defining ``test_*`` methods."""
-    if node.name.value.startswith("Test"):
+    """Derived from a TestCase-ish base (or a test class of this module), defining
+    ``test_*`` methods, or named ``Test*`` the way pytest collects it.
+
+    pytest refuses a ``Test*`` class with an ``__init__``, so a ``class TestModel(nn.Module)``
+    helper (its own ``__init__``, or a ``*Module`` base's) is no test: benchmark scripts and
+    model zoos named ``test_*.py`` are full of them.
+    """
+    bases = [dotted_name(base.value) for base in node.bases]
+    if any(written and (_TEST_BASE.search(_last(written)) or written in known_test_classes) for written in bases):
         return True
-    for base in node.bases:
-        written = dotted_name(base.value)
-        if written and (_TEST_BASE.search(_last(written)) or written in known_test_classes):
-            return True
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return any(isinstance(s, cst.FunctionDef) and s.name.value.startswith("test_") for s in body)
+    methods = [s.name.value for s in body if isinstance(s, cst.FunctionDef)]
+    if any(name.startswith("test_") for name in methods):
+        return True
+    has_init = "__init__" in methods or any(written and _last(written).endswith("Module") for written in bases)
+    return node.name.value.startswith("Test") and not has_init
 
 
 @dataclass(frozen=True)
 class TestDefinition:
-    """A module-level test class, ``test_*`` function or ``instantiate_*_tests(...)`` call."""
+    """A module-level test class or ``test_*`` function, or module-level code that generates
+    tests (:mod:`distlint.analysis.generated_tests`)."""
 
     name: str
     node: cst.CSTNode
     #: Index in ``module.body`` of the top-level statement that holds it.
     index: int
-    #: ``instantiate_device_type_tests(...)`` & co: generates tests, defines none itself.
+    #: ``instantiate_device_type_tests(...)``, ``globals().update(...)``, a loop making
+    #: classes...: generates tests instead of writing them.
     generator: bool = False
 
 
@@ -360,6 +207,9 @@ class RunnerCall:
 
     call: cst.Call
     chain: Tuple[str, ...]
+    #: The continuous class whose ranks the call launches (``X.run_rank``), if that is how
+    #: it runs the tests.
+    launches: Optional[str] = None
 
     @property
     def described(self) -> str:
@@ -377,6 +227,8 @@ class MainGuard:
     runner: Optional[RunnerCall]
     #: The block raises ("not meant to be run directly").
     raises: bool
+    #: ``if __name__ == "__main__" and CONDITION:``: the block runs only when CONDITION holds.
+    conditional: bool = False
 
 
 @dataclass(frozen=True)
@@ -408,7 +260,7 @@ class MainBlockFacts:
         ``if``, a ``try``...): not a main block. Computed on demand (only DL101 asks);
         walks statements only, never expressions, so it stays cheap on big files."""
         top = {id(guard.node) for guard in self.guards}
-        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_main_guard(s)]
+        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_any_main_guard(s)]
 
     @cached_property
     def uses_convention_runner(self) -> bool:
@@ -418,7 +270,8 @@ class MainBlockFacts:
 
     @property
     def has_tests(self) -> bool:
-        return any(not t.generator for t in self.tests)
+        """The module defines or generates tests (a helper or a script does neither)."""
+        return bool(self.tests)
 
     @property
     def running_guard(self) -> Optional[MainGuard]:
@@ -430,21 +283,25 @@ class MainBlockFacts:
 
 
 class _Analysis:
-    def __init__(self, module: cst.Module, config_runners: Sequence[str]) -> None:
+    def __init__(self, module: cst.Module, config_runners: Sequence[str], continuous_bases: Sequence[str]) -> None:
         self.module = module
         self.runners = all_runners(config_runners)
+        self.guard_runners = (*self.runners, *GUARD_RUNNERS)
         self.convention = convention_runners(config_runners)
+        self.continuous_base_names = continuous_base_names(continuous_bases)
+        #: Classes of this module whose ``run_rank`` runs their tests (set by :meth:`run`).
+        self.continuous: FrozenSet[str] = frozenset()
         self.table = ImportTable()
         self.functions: Dict[str, List[cst.FunctionDef]] = {}
         self._local_tables: Dict[int, ImportTable] = {}
-        self._module_scans: List[Tuple[int, cst.BaseStatement, _BodyScan]] = []
+        self._module_scans: List[Tuple[int, cst.BaseStatement, BodyScan]] = []
 
     # -- following calls into this module's functions --------------------------------------
     def _function_table(self, function: cst.FunctionDef) -> ImportTable:
         table = self._local_tables.get(id(function))
         if table is None:
             table = ImportTable(self.table)
-            for node in _scan(function.body.body).imports:
+            for node in scan_code(function.body.body).imports:
                 record_import(table, node)
             self._local_tables[id(function)] = table
         return table
@@ -467,22 +324,54 @@ class _Analysis:
         so a guard inside a followed function does not run."""
         seen = set() if seen is None else seen
         for call in calls:
-            if names_match_any(table.candidates(call.func), self.runners):
+            candidates = table.candidates(call.func)
+            if names_match_any(candidates, self.runners if at_import else self.guard_runners):
                 return RunnerCall(call, (dotted_name(call) or "",))
+            if not at_import:
+                launch = self._launch(call, candidates, table, seen)
+                if launch is not None:
+                    return launch
             for function in self._callees(call, table):
                 if id(function) in seen:
                     continue
                 seen.add(id(function))
-                calls_inside = _scan(function.body.body, stop_at_guards=at_import).calls
+                calls_inside = scan_code(function.body.body, stop_at=is_any_main_guard if at_import else None).calls
                 inner = self.find_runner(calls_inside, self._function_table(function), at_import, seen)
                 if inner is not None:
-                    return RunnerCall(call, (function.name.value, *inner.chain))
+                    return RunnerCall(call, (function.name.value, *inner.chain), inner.launches)
+        return None
+
+    def _launch(self, call: cst.Call, candidates: FrozenSet[str], table: ImportTable,
+                seen: Set[int]) -> Optional[RunnerCall]:
+        """A main-block call that runs a continuous class's ranks (``X.run_rank(...)``,
+        ``mp.spawn(X.run_rank, ...)``) or spawns a function of this module that runs tests.
+
+        Only in a main block: at import, a launch is DL104's business, which it is not.
+        """
+        def local(name: str) -> bool:
+            bound = table.lookup(name)
+            return bound is None or name in bound
+
+        written = dotted_name(call) or ""
+        entry = rank_entry_class(call.func, self.continuous, local)
+        if entry is not None:
+            return RunnerCall(call, (written,), entry)
+        target = spawned_function(call, candidates)
+        if target is None:
+            return None
+        entry = rank_entry_class(target, self.continuous, local)
+        if entry is not None:
+            return RunnerCall(call, (written, f"{entry}.run_rank"), entry)
+        if isinstance(target, cst.Name):  # mp.spawn(worker, ...): follow worker like a call
+            inner = self.find_runner([cst.Call(target)], table, False, seen)
+            if inner is not None:
+                return RunnerCall(call, (written, *inner.chain), inner.launches)
         return None
 
     def raises(self, block: cst.BaseSuite, calls: Sequence[cst.Call], table: ImportTable,
                seen: Optional[Set[int]] = None) -> bool:
         """Whether running ``block`` raises on its straight path (or calls a raiser)."""
-        if _directly_raises(block):
+        if directly_raises(block):
             return True
         seen = set() if seen is None else seen
         for call in calls:
@@ -491,7 +380,7 @@ class _Analysis:
             for function in self._callees(call, table):
                 if id(function) not in seen:
                     seen.add(id(function))
-                    if self.raises(function.body, _scan(function.body.body).calls,
+                    if self.raises(function.body, scan_code(function.body.body).calls,
                                    self._function_table(function), seen):
                         return True
         return False
@@ -501,10 +390,10 @@ class _Analysis:
         module_scans = self._module_scans
         guard_nodes: List[Tuple[int, cst.If]] = []
         for index, statement in enumerate(self.module.body):
-            if is_main_guard(statement):
+            if is_any_main_guard(statement):
                 guard_nodes.append((index, statement))
             else:
-                module_scans.append((index, statement, _scan([statement], stop_at_guards=True)))
+                module_scans.append((index, statement, scan_code([statement], stop_at=is_any_main_guard)))
         for _, _, scan in module_scans:
             for node in scan.imports:
                 record_import(self.table, node)
@@ -515,37 +404,51 @@ class _Analysis:
         for _, _, scan in module_scans:
             for name, value in scan.aliases:
                 self.table.add_alias(name, value)
+        self.continuous = continuous_classes((cls for _, _, scan in module_scans for cls in scan.classes),
+                                             self.table.resolve, self.continuous_base_names)
 
         facts = MainBlockFacts(self.module, self.table)
         for index, node in guard_nodes:
             table = ImportTable(self.table)
-            scan = _scan(node.body.body)
+            scan = scan_code(node.body.body)
             for imported in scan.imports:
                 record_import(table, imported)
             facts.guards.append(MainGuard(node, index, self.find_runner(scan.calls, table),
-                                          self.raises(node.body, scan.calls, table)))
+                                          self.raises(node.body, scan.calls, table),
+                                          conditional=not is_main_guard(node)))
         known_classes: Set[str] = set()
         for index, statement, scan in module_scans:
             self._collect_tests(index, scan, known_classes, facts.tests)
             runner = self.find_runner(scan.calls, self.table, at_import=True)
             if runner is not None:
-                facts.import_time_runs.append(ImportTimeRun(index, statement, runner, not _binds_names(statement)))
+                facts.import_time_runs.append(ImportTimeRun(index, statement, runner, not binds_names(statement)))
         facts.runner_module_in_use = self._runner_module_in_use()
         facts._uses_convention_runner = self._uses_convention_runner
         return facts
 
-    def _collect_tests(self, index: int, scan: _BodyScan, known: Set[str], out: List[TestDefinition]) -> None:
+    def _collect_tests(self, index: int, scan: BodyScan, known: Set[str], out: List[TestDefinition]) -> None:
+        defined: Set[int] = set()
         for node in scan.classes:
             if is_test_class(node, known):
                 known.add(node.name.value)
+                defined.add(id(node))
                 out.append(TestDefinition(node.name.value, node, index))
         for node in scan.functions:
             if node.name.value.startswith("test_"):
                 out.append(TestDefinition(node.name.value, node, index))
-        for call in scan.calls:
-            written = dotted_name(call)
-            if written and _INSTANTIATE_TESTS.match(_last(written)):
-                out.append(TestDefinition(f"{written}(...)", call, index, generator=True))
+        # A loop that makes classes generates tests (one entry for the loop, not one per
+        # statement in it); a loop whose classes are all test classes was counted above.
+        inside_loops: Set[int] = set()
+        for loop in scan.loops:
+            if id(loop) in inside_loops:
+                continue
+            inner = scan_code([loop.body])
+            if any(id(c) not in defined for c in inner.classes) or any(map(is_class_factory, inner.calls)):
+                inside_loops.update(map(id, (*inner.calls, *inner.assigns, *inner.loops)))
+                out.append(TestDefinition(loop_label(loop), loop, index, generator=True))
+        generated = [(generating_call(call), call) for call in scan.calls if id(call) not in inside_loops]
+        generated += [(generating_assignment(node), node) for node in scan.assigns if id(node) not in inside_loops]
+        out.extend(TestDefinition(how, node, index, generator=True) for how, node in generated if how is not None)
         out.sort(key=lambda t: t.index)
 
     def _uses_convention_runner(self) -> bool:
@@ -559,7 +462,7 @@ class _Analysis:
             if names_match_any({name, *targets}, self.convention) and name not in self.functions:
                 return True
         places = [(scan.calls, self.table) for _, _, scan in self._module_scans]
-        places += [(_scan(f.body.body).calls, self._function_table(f))
+        places += [(scan_code(f.body.body).calls, self._function_table(f))
                    for functions in self.functions.values() for f in functions]
         for calls, table in places:
             for call in calls:
@@ -577,93 +480,30 @@ class _Analysis:
         return None
 
 
-def _inner_statements(node: cst.CSTNode) -> List[cst.CSTNode]:
-    inner: List[cst.CSTNode] = []
-    for attribute in ("body", "orelse", "finalbody"):
-        child = getattr(node, attribute, None)
-        if isinstance(child, cst.IndentedBlock):
-            inner.extend(child.body)
-        elif isinstance(child, (cst.If, cst.Else, cst.Finally)):
-            inner.append(child)
-    for attribute in ("handlers", "cases"):
-        inner.extend(getattr(node, attribute, None) or ())
-    return inner
 
+def analyze_main_block(module: cst.Module, config_runners: Sequence[str] = ("run_tests",),
+                       continuous_bases: Sequence[str] = ()) -> MainBlockFacts:
+    """The main-block facts of ``module`` (no metadata needed: any libcst module works).
 
-def iter_statements(statements: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
-    """Every statement in ``statements`` and, recursively, in their blocks (``def`` and
-    ``class`` bodies included; ``else``/``except``/``finally`` clauses are yielded too)."""
-    stack = list(reversed(statements))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, cst.SimpleStatementLine):
-            stack.extend(reversed(_inner_statements(node)))
-
-
-class _Binder(cst.CSTVisitor):
-    binds = False
-
-    def _mark(self) -> bool:
-        self.binds = True
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        return self._mark()
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
-        return self._mark()
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        return self._mark()
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
-        return self._mark()
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return self._mark()
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return self._mark()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return self._mark()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return self._mark()
-
-    def visit_Global(self, node: cst.Global) -> bool:
-        return self._mark()
-
-    def visit_For(self, node: cst.For) -> bool:
-        return self._mark()
-
-    def visit_AsName(self, node: cst.AsName) -> bool:  # with ... as x, except E as x
-        return self._mark()
-
-    def visit_Del(self, node: cst.Del) -> bool:
-        return self._mark()
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-def _binds_names(statement: cst.CSTNode) -> bool:
-    """Whether moving ``statement`` under the guard could hide a name other code uses."""
-    binder = _Binder()
-    statement.visit(binder)
-    return binder.binds
-
-
-def analyze_main_block(module: cst.Module, config_runners: Sequence[str] = ("run_tests",)) -> MainBlockFacts:
-    """The main-block facts of ``module`` (no metadata needed: any libcst module works)."""
-    return _Analysis(module, config_runners).run()
+    ``continuous_bases``: the ``continuous-bases`` config (torch's continuous bases always count).
+    """
+    return _Analysis(module, config_runners, continuous_bases).run()
 
 
 def main_block_facts(context: "FileContext") -> MainBlockFacts:
     """:func:`analyze_main_block` for the linted file, computed once for all DL1xx rules."""
-    runners = context.config.runners
-    return context.fact(("mainblock", runners), lambda ctx: analyze_main_block(ctx.module, runners))
+    runners, bases = context.config.runners, context.config.continuous_bases
+    return context.fact(("mainblock", runners, bases), lambda ctx: analyze_main_block(ctx.module, runners, bases))
+
+
+def main_block_required(facts: MainBlockFacts, config: "Config") -> bool:
+    """Where DL101 and DL102 apply: the module defines or generates tests and belongs to the
+    ``run_tests`` convention under ``require-main`` ("auto": it imports or calls a convention
+    runner; "always": every module with tests; "never": nowhere). A script without tests (a
+    benchmark launcher, an installation check) never needs a main block that runs tests."""
+    if config.require_main == "never" or not facts.has_tests:
+        return False
+    return config.require_main == "always" or facts.uses_convention_runner
 
 
 # -- the pre-screen ----------------------------------------------------------------------------
@@ -734,7 +574,7 @@ def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
 def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
     runners = all_runners(config_runners)
     runner_last = {_last(r) for r in runners}
-    guards = [s for s in tree.body if is_ast_main_guard(s)]
+    guards = [s for s in tree.body if is_ast_any_main_guard(s)]
     guard_surely_runs = False
     for guard in guards:
         for statement in guard.body:
@@ -753,6 +593,8 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defined.add(node.name)
             may_have_tests = may_have_tests or node.name.startswith("test_")
+        elif not may_have_tests and ast_node_may_generate(node):
+            may_have_tests = True
     suspicious = _runner_aliases(tree, runner_last)
     may_run_at_import = False
     for statement in tree.body:
@@ -786,3 +628,16 @@ def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
     """Conservative: a convention runner's name occurs in the file (every import or use
     of one spells its last name component)."""
     return screen.has_any_word({_last(r) for r in convention_runners(config.runners)})
+
+
+def may_require_main(screen: "PreScreen", config: "Config") -> bool:
+    """The pre-screen twin of :func:`main_block_required` (conservative: ``True`` whenever
+    the libcst analysis could say ``True``)."""
+    if config.require_main == "never":
+        return False
+    shape = screened_shape(screen, config)
+    if shape is None:
+        return True
+    if not shape.may_have_tests:
+        return False
+    return config.require_main == "always" or may_belong_to_convention(screen, config)

@@ -225,6 +225,8 @@ def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
 
     if facts.guards:
         guard = facts.guards[-1]
+        if guard.conditional:  # moved code would run only under the guard's condition
+            return None
         keep = [run for run in runs if not (guard.runner is not None and _is_plain_runner_call(run))]
         before = [moved(run) for run in keep if run.index < guard.index]
         after = [moved(run) for run in keep if run.index > guard.index]

@@ -43,8 +43,6 @@ CONTINUOUS_BASE = "MultiProcContinuousTest"
 TORCH_DISTRIBUTED_TESTING = "torch.testing._internal.common_distributed"
 TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
 DEFAULT_SUFFIX = "Continuous"
-#: Words one of which a file needs to have a per-test-spawn class (cheap pre-screen).
-SCREEN_WORDS = ("_spawn_processes", "_fork_processes")
 
 
 @dataclass(frozen=True)
@@ -85,8 +83,13 @@ class MigrationResult:
         return "".join(difflib.unified_diff(before, after, f"a/{self.path}", f"b/{self.path}"))
 
 
-def _screen(source: bytes) -> bool:
-    return any(word.encode() in source for word in SCREEN_WORDS)
+def _screen(source: bytes, config: Config) -> bool:
+    """Whether the file may have a per-test-spawn class: the DL202 pre-screen's per-test words
+    (``_spawn_processes``, ``DTensorTestBase``, ``FSDPTest``, ``per-test-bases``...), so a file
+    whose classes all derive from such a base is reported, never skipped."""
+    from distlint.analysis.pg import per_test_words
+
+    return any(word.encode() in source for word in per_test_words(config))
 
 
 def _analyze(wrapper: MetadataWrapper, config: Config):
@@ -103,7 +106,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
     result = MigrationResult(path, source, report=FileReport(path))
     try:
         decode_source(source, path)
-        if not _screen(source):
+        if not _screen(source, config):
             # Nothing to migrate: only say whether the file is valid Python (the C parser is
             # fast; libcst parses only to word the error like ``distlint check`` does).
             try:

@@ -640,11 +640,9 @@ class Planner:
 
     # -- report -------------------------------------------------------------------------------
     def _report(self) -> FileReport:
+        """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
         report = FileReport(path="")
         for cls in self.order:
-            if not (cls.decisions or cls.unanalysed_tests or cls.has_continuous or cls.removed
-                    or any(where in ("mixin",) for where in cls.placement.values())):
-                continue  # no tests of its own and nothing changed (its bases' lines say why)
             entry = ClassReport(cls.name)
             if cls.has_continuous:
                 entry.continuous = cls.name + self.suffix
@@ -658,14 +656,55 @@ class Planner:
                     entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
             for name in cls.unanalysed_tests:
                 entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
+            for helper, name in self._helper_class_tests(cls):
+                entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,
+                                             f"inherited from {helper}, a class distlint does not analyse"))
             if cls.has_continuous:
                 entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
                 if cls is cls.root and not _world_size_defined(cls) and cls.kept_bases:
                     entry.notes.append("world_size is not defined in this file; the continuous class takes it "
                                        "from " + ", ".join(_code(b.value) for b in cls.kept_bases)
                                        + " or the runtime's default")
+            if not (entry.moved or entry.left or entry.inherits_from):
+                entry.notes.append(self._no_tests_note(cls))
             report.classes.append(entry)
         return report
+
+    def _helper_class_tests(self, cls: FamilyClass) -> List[Tuple[str, str]]:
+        """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
+        that are not per-test classes (mixins): they run per-test here, and stay."""
+        module_classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+        own = {name for member in cls.mro() for unit in member.body.units for name in unit.names}
+        found: List[Tuple[str, str]] = []
+        pending = [b.value.value for b in cls.kept_bases if isinstance(b.value, cst.Name)]
+        seen: Set[str] = set()
+        while pending:
+            name = pending.pop(0)
+            helper = module_classes.get(name)
+            if helper is None or name in seen or name in self.classes:
+                continue
+            seen.add(name)
+            for statement in helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ():
+                test = statement.name.value if isinstance(statement, cst.FunctionDef) else ""
+                if test.startswith("test") and test not in own and all(test != t for _, t in found):
+                    found.append((name, test))
+            pending += [b.value.value for b in helper.bases if isinstance(b.value, cst.Name)]
+        return found
+
+    def _no_tests_note(self, cls: FamilyClass) -> str:
+        """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
+        module_classes = {s.name.value for s in self.module.body if isinstance(s, cst.ClassDef)}
+        where: List[str] = []
+        ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or self._helper_class_tests(a)]
+        if ancestors:
+            where.append(f"it runs those of {ancestors[0].name} (listed there)")
+        elsewhere = [_code(b.value) for b in cls.kept_bases
+                     if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
+        if elsewhere:
+            where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+                         if ancestors else
+                         f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)")
+        return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
 
 
 # -- helpers ----------------------------------------------------------------------------------

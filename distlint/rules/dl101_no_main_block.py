@@ -8,7 +8,8 @@ from distlint.analysis.mainblock import (
     file_label,
     TORCH_RUNNER_MODULE,
     main_block_facts,
-    may_belong_to_convention,
+    main_block_required,
+    may_require_main,
     screened_shape,
 )
 from distlint.analysis.mainblock_fix import append_main_block
@@ -29,9 +30,13 @@ class NoMainBlock(LintRule):
     `runners` config) that have no top-level `if __name__ == "__main__":` block. A guard
     nested inside another statement (a function, an `if`, a `try`) is not a main block.
     With `require-main = "always"` every module with tests is checked; with `"never"` the
-    rule is off. A module without test classes or `test_*` functions (a helper) is never
-    reported. Modules whose `unittest.TestCase` classes are run by pytest (torchrec,
-    torchtitan: no `run_tests` import) are not reported by default.
+    rule is off. Tests a module generates count like the ones it writes: PyTorch's RPC
+    suites define no class and fill the module with `globals().update(generate_tests(...))`;
+    `instantiate_*_tests(...)`, `globals()[name] = type(...)`,
+    `setattr(sys.modules[__name__], ...)` and a module-level loop that makes classes
+    generate tests too. A module that neither defines nor generates tests (a helper, a
+    script) is never reported. Modules whose `unittest.TestCase` classes are run by pytest
+    (torchrec, torchtitan: no `run_tests` import) are not reported by default.
 
     The fix appends `if __name__ == "__main__":` calling the runner, reusing an existing
     import or alias (`rt()`, `common_utils.run_tests()`) or adding
@@ -126,6 +131,43 @@ class NoMainBlock(LintRule):
                     pass
             """,
             config={"require-main": "never"},
+        ),
+        # Generated tests without a run_tests import: pytest runs them (require-main "auto").
+        Valid(
+            """
+            from torch.testing._internal.distributed.rpc_utils import FAULTY_AGENT_TESTS, MultiProcess, generate_tests
+
+            globals().update(generate_tests("Faulty", object, FAULTY_AGENT_TESTS, MultiProcess.SPAWN, __name__))
+            """
+        ),
+        # One class made with type() at import, a `Test*` model with an __init__: no tests.
+        Valid(
+            """
+            import torch
+            from torch.testing._internal.common_utils import run_tests
+
+            Config = type("Config", (object,), {"world_size": 2})
+
+            class TestNet(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(2, 2)
+            """,
+            config={"require-main": "always"},
+        ),
+        # A main block that runs only under a condition is the main block: adding a second
+        # one would run the tests twice.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import IS_SANDCASTLE, TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            if __name__ == "__main__" and not IS_SANDCASTLE:
+                run_tests()
+            """
         ),
         # run_tests() at import is DL104's finding, not also DL101's.
         Valid(
@@ -258,6 +300,66 @@ class NoMainBlock(LintRule):
                 launch_tests()
             """,
         ),
+        # PyTorch's RPC suites: no class, the module is filled with generated tests.
+        Invalid(
+            """
+            import torch
+            from torch.testing._internal.common_utils import IS_PYTORCH_CI, run_tests
+            from torch.testing._internal.distributed.rpc_utils import FAULTY_AGENT_TESTS, MultiProcess, generate_tests
+
+            if not (IS_PYTORCH_CI and torch.cuda.is_available()):
+                globals().update(generate_tests("Faulty", object, FAULTY_AGENT_TESTS, MultiProcess.SPAWN, __name__))
+            """,
+            expected_fix="""
+            import torch
+            from torch.testing._internal.common_utils import IS_PYTORCH_CI, run_tests
+            from torch.testing._internal.distributed.rpc_utils import FAULTY_AGENT_TESTS, MultiProcess, generate_tests
+
+            if not (IS_PYTORCH_CI and torch.cuda.is_available()):
+                globals().update(generate_tests("Faulty", object, FAULTY_AGENT_TESTS, MultiProcess.SPAWN, __name__))
+
+
+            if __name__ == "__main__":
+                run_tests()
+            """,
+        ),
+        # Classes made in a module-level loop, registered with globals()[name] = ...
+        Invalid(
+            """
+            from torch.testing._internal import common_utils
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+            from mysuite.collectives import CollectivesMixin
+
+            for backend in ("gloo", "nccl"):
+                name = f"Collectives{backend.title()}"
+                globals()[name] = type(name, (CollectivesMixin, MultiProcessTestCase), {"backend": backend})
+            """,
+            expected_message="`python test_example.py` runs no test",
+            expected_fix="""
+            from torch.testing._internal import common_utils
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+            from mysuite.collectives import CollectivesMixin
+
+            for backend in ("gloo", "nccl"):
+                name = f"Collectives{backend.title()}"
+                globals()[name] = type(name, (CollectivesMixin, MultiProcessTestCase), {"backend": backend})
+
+
+            if __name__ == "__main__":
+                common_utils.run_tests()
+            """,
+            config={"require-main": "always"},
+        ),
+        # instantiate_*_tests of a class defined elsewhere.
+        Invalid(
+            """
+            from torch.testing._internal.common_device_type import instantiate_device_type_tests
+            from torch.testing._internal.common_utils import run_tests
+            from mysuite.ops import OpsTemplate
+
+            instantiate_device_type_tests(OpsTemplate, globals())
+            """,
+        ),
         # A guard nested in another statement is not a main block (no autofix).
         Invalid(
             """
@@ -294,23 +396,15 @@ class NoMainBlock(LintRule):
 
     @classmethod
     def may_report(cls, screen, config) -> bool:
-        if config.require_main == "never":
+        if not may_require_main(screen, config):
             return False
         shape = screened_shape(screen, config)
-        if shape is None:
-            return True
-        if shape.has_guard or not shape.may_have_tests:
-            return False
-        return config.require_main == "always" or may_belong_to_convention(screen, config)
+        return shape is None or not shape.has_guard
 
     def visit_Module(self, node: cst.Module) -> None:
         config = self.config
-        if config.require_main == "never":
-            return
         facts = main_block_facts(self.context)
-        if facts.guards or facts.import_time_runs or not facts.has_tests:
-            return
-        if config.require_main != "always" and not facts.uses_convention_runner:
+        if facts.guards or facts.import_time_runs or not main_block_required(facts, config):
             return
         if facts.nested_guards:
             self.report(node, NESTED_MESSAGE)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.mainblock import TORCH_RUNNER_MODULE, main_block_facts, screened_shape
+from distlint.analysis.mainblock import (
+    TORCH_RUNNER_MODULE,
+    main_block_facts,
+    main_block_required,
+    may_require_main,
+    screened_shape,
+)
 from distlint.analysis.mainblock_fix import fill_empty_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
@@ -13,18 +19,29 @@ MESSAGE = ("the main block neither calls a test runner nor raises, so running th
 
 
 class MainBlockWithoutRunner(LintRule):
-    """The `if __name__ == "__main__":` block runs no test runner and does not raise.
+    """The `if __name__ == "__main__":` block of a test module runs no test and does not raise.
 
     ## What it does
-    Reports a module whose top-level `if __name__ == "__main__":` blocks neither call a
-    test runner nor raise: a custom argparse CLI, a `print`, `pass`. Only what the block
-    runs counts: its own calls, followed into functions defined in the same module
-    (`def main(): run_tests()` called from the block is fine), never a `run_tests` that
-    merely appears elsewhere. Runners are `run_tests` (imported under any alias, or
-    through its module: `common_utils.run_tests()`), the `runners` config, `unittest.main`
-    and `pytest.main`. Raising (`raise RuntimeError(...)`, PyTorch's
-    `raise_on_run_directly(...)`) is the accepted way to say "this file is not meant to be
-    run directly".
+    Reports a test module whose top-level `if __name__ == "__main__":` blocks neither run
+    its tests nor raise: a custom argparse CLI, a benchmark, a `print`, `pass`. It applies
+    exactly where DL101 does: the module defines or generates tests and belongs to the
+    `run_tests` convention under `require-main` (it imports `run_tests` or a configured
+    runner; every module with tests with `"always"`; nowhere with `"never"`). A script
+    without tests (a benchmark launcher, an installation check) and a pytest-run module
+    that does not import `run_tests` are never reported, whatever their main block does.
+
+    Only what the block runs counts: its own calls, followed into functions defined in the
+    same module (`def main(): run_tests()` called from the block is fine), never a
+    `run_tests` that merely appears elsewhere. Runners are `run_tests` (imported under any
+    alias, or through its module: `common_utils.run_tests()`), the `runners` config,
+    `unittest.main`, `pytest.main` and `unittest.TextTestRunner`. Launching the ranks of a
+    continuous class of the module runs its tests too: `SomeTest.run_rank(rank, world_size)`
+    (torchrun) and `torch.multiprocessing.spawn(SomeTest.run_rank, ...)` under any alias,
+    the pattern PyTorch's continuous-test PR 125648 recommended, where `SomeTest` derives
+    (maybe through other classes of the module) from `MultiProcContinuousTest`, the
+    misspelled `MultiProcContinousTest`, another continuous base or `continuous-bases`.
+    Raising (`raise RuntimeError(...)`, PyTorch's `raise_on_run_directly(...)`) is the
+    accepted way to say "this file is not meant to be run directly".
 
     The fix only touches a block that does nothing at all (`pass`, `...`): it then calls
     `run_tests()`. A block that does something was written on purpose: a person decides.
@@ -35,6 +52,9 @@ class MainBlockWithoutRunner(LintRule):
 
     ## Example
     ```python
+    class TestAllReduce(TestCase):
+        ...
+
     if __name__ == "__main__":
         parser = argparse.ArgumentParser()
         parser.add_argument("--world-size", type=int, default=2)
@@ -43,6 +63,9 @@ class MainBlockWithoutRunner(LintRule):
 
     ## Use instead
     ```python
+    class TestAllReduce(TestCase):
+        ...
+
     if __name__ == "__main__":
         run_tests()
     ```
@@ -69,7 +92,11 @@ class MainBlockWithoutRunner(LintRule):
         Valid(
             """
             import sys
-            from torch.testing._internal.common_utils import run_tests
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
 
             def main():
                 sys.argv = sys.argv[:1]
@@ -82,7 +109,11 @@ class MainBlockWithoutRunner(LintRule):
         # Aliases: `as rt`, the module imported under another name.
         Valid(
             """
-            from torch.testing._internal.common_utils import run_tests as rt
+            from torch.testing._internal.common_utils import TestCase, run_tests as rt
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
 
             if "__main__" == __name__:
                 rt()
@@ -92,37 +123,47 @@ class MainBlockWithoutRunner(LintRule):
             """
             import torch.testing._internal.common_utils as cu
 
-            if __name__ == "__main__":
-                cu.run_tests()
-            """
-        ),
-        Valid(
-            """
-            from torch.testing._internal import common_utils
+            class TestOptim(cu.TestCase):
+                def test_step(self):
+                    pass
 
             if __name__ == "__main__":
-                common_utils.run_tests()
+                cu.run_tests()
             """
         ),
         # Raising says "not meant to be run directly".
         Valid(
             """
-            if __name__ == "__main__":
-                raise RuntimeError("run this file through test/test_jit.py")
-            """
-        ),
-        Valid(
-            """
-            from torch.testing._internal.common_utils import raise_on_run_directly
+            from torch.testing._internal.common_utils import TestCase, raise_on_run_directly, run_tests
+
+            class TestFuser(TestCase):
+                def test_fuse(self):
+                    pass
 
             if __name__ == "__main__":
                 raise_on_run_directly("test/test_jit.py")
             """
         ),
-        # unittest.main() and a runner named in the config are runners.
+        Valid(
+            """
+            class TestFuser:
+                def test_fuse(self):
+                    pass
+
+            if __name__ == "__main__":
+                raise RuntimeError("run this file through test/test_jit.py")
+            """,
+            config={"require-main": "always"},
+        ),
+        # unittest.main(), a TextTestRunner and a runner named in the config run the tests.
         Valid(
             """
             import unittest
+            from torch.testing._internal.common_utils import run_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
 
             if __name__ == "__main__":
                 unittest.main()
@@ -130,7 +171,26 @@ class MainBlockWithoutRunner(LintRule):
         ),
         Valid(
             """
+            import unittest
+            from torch.testing._internal.common_utils import run_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
+
+            if __name__ == "__main__":
+                suite = unittest.defaultTestLoader.loadTestsFromTestCase(TestThing)
+                unittest.TextTestRunner(verbosity=2).run(suite)
+            """
+        ),
+        Valid(
+            """
+            import unittest
             from mypkg.testing import launch_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
 
             if __name__ == "__main__":
                 launch_tests(verbosity=2)
@@ -140,12 +200,139 @@ class MainBlockWithoutRunner(LintRule):
         # Conditional runner calls still run the tests.
         Valid(
             """
-            from torch.testing._internal.common_utils import IS_WINDOWS, run_tests
+            from torch.testing._internal.common_utils import IS_WINDOWS, TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
 
             if __name__ == "__main__":
                 if not IS_WINDOWS:
                     run_tests()
             """
+        ),
+        # A benchmark launcher script defines no test: its main block is its purpose.
+        Valid(
+            """
+            import argparse
+            import torch.distributed as dist
+            from torch.testing._internal.common_utils import run_tests
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--iters", type=int, default=10)
+                args = parser.parse_args()
+                dist.init_process_group("gloo")
+                for _ in range(args.iters):
+                    dist.barrier()
+
+            if __name__ == "__main__":
+                main()
+            """,
+            config={"require-main": "always"},
+        ),
+        # A `Test*` model class with an `__init__` is no test (pytest does not collect it).
+        Valid(
+            """
+            import torch
+
+            class TestModel(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 4)
+
+            if __name__ == "__main__":
+                print(TestModel()(torch.ones(4)))
+            """,
+            config={"require-main": "always"},
+        ),
+        # A pytest-run module (no run_tests import) may keep a benchmark in its main block.
+        Valid(
+            """
+            import time
+            import unittest
+
+            class TestShardingPlan(unittest.TestCase):
+                def test_plan(self):
+                    pass
+
+            if __name__ == "__main__":
+                start = time.perf_counter()
+                print(time.perf_counter() - start)
+            """
+        ),
+        # require-main = "never" turns the rule off.
+        Valid(
+            """
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestOptim(TestCase):
+                def test_step(self):
+                    pass
+
+            if __name__ == "__main__":
+                print("hello")
+            """,
+            config={"require-main": "never"},
+        ),
+        # PR 125648's launch: torchrun sets RANK, otherwise spawn one process per rank.
+        Valid(
+            """
+            import os
+            import tempfile
+            import torch
+            from torch.testing._internal.common_distributed import MultiProcContinousTest
+            from torch.testing._internal.common_utils import run_tests
+
+            class SymmMemTest(MultiProcContinousTest):
+                def test_rendezvous(self):
+                    pass
+
+            if __name__ == "__main__":
+                rank = int(os.getenv("RANK", -1))
+                world_size = int(os.getenv("WORLD_SIZE", 2))
+                if rank != -1:
+                    SymmMemTest.run_rank(rank, world_size)
+                else:
+                    rdvz_file = tempfile.NamedTemporaryFile(delete=False).name
+                    torch.multiprocessing.spawn(SymmMemTest.run_rank, nprocs=world_size,
+                                                args=(world_size, rdvz_file))
+            """
+        ),
+        # Any alias of spawn, a same-file subclass, a function spawned per rank.
+        Valid(
+            """
+            import torch.multiprocessing as mp
+            from torch.testing._internal.common_distributed import MultiProcContinuousTest
+
+            class _Base(MultiProcContinuousTest):
+                world_size = 2
+
+            class PipelineTest(_Base):
+                def test_schedule(self):
+                    pass
+
+            if __name__ == "__main__":
+                mp.spawn(PipelineTest.run_rank, nprocs=2, args=(2,))
+            """,
+            config={"require-main": "always"},
+        ),
+        Valid(
+            """
+            from torch.multiprocessing import spawn
+            from mypkg.testing import ClusterTestBase
+
+            class CollectivesTest(ClusterTestBase):
+                def test_all_gather(self):
+                    pass
+
+            def _worker(rank, world_size):
+                CollectivesTest.run_rank(rank, world_size)
+
+            if __name__ == "__main__":
+                spawn(_worker, nprocs=4, args=(4,))
+            """,
+            config={"require-main": "always", "continuous-bases": ["mypkg.testing.ClusterTestBase"]},
         ),
     ]
     INVALID = [
@@ -153,7 +340,11 @@ class MainBlockWithoutRunner(LintRule):
         Invalid(
             """
             import argparse
-            from torch.testing._internal.common_utils import run_tests
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestArgs(TestCase):
+                def test_default(self):
+                    pass
 
             def main():
                 parser = argparse.ArgumentParser()
@@ -168,7 +359,11 @@ class MainBlockWithoutRunner(LintRule):
         # A run_tests elsewhere in the module does not count; recursion is harmless.
         Invalid(
             """
-            from torch.testing._internal.common_utils import run_tests
+            from torch.testing._internal.common_utils import TestCase, run_tests
+
+            class TestLoop(TestCase):
+                def test_it(self):
+                    pass
 
             def unused():
                 run_tests()
@@ -183,19 +378,65 @@ class MainBlockWithoutRunner(LintRule):
         # A raise only on one branch does not mark the file as not runnable.
         Invalid(
             """
+            import sys
+
+            class TestCli:
+                def test_it(self):
+                    pass
+
             if __name__ == "__main__":
                 if len(sys.argv) > 3:
                     raise SystemExit("too many arguments")
                 print("hello")
-            """
+            """,
+            config={"require-main": "always"},
         ),
         # A configured runner replaces nothing: a bare print is still no runner.
         Invalid(
             """
+            import unittest
+            from mypkg.testing import launch_tests
+
+            class TestThing(unittest.TestCase):
+                def test_it(self):
+                    pass
+
             if __name__ == "__main__":
                 print("done")
             """,
             config={"runners": ["mypkg.testing.launch_tests"]},
+        ),
+        # run_rank of a class that is not continuous runs no test of this module.
+        Invalid(
+            """
+            import torch.multiprocessing as mp
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+            from torch.testing._internal.common_utils import run_tests
+
+            class BenchHarness:
+                @classmethod
+                def run_rank(cls, rank, world_size):
+                    print(rank, world_size)
+
+            class TestReduce(MultiProcessTestCase):
+                def test_reduce(self):
+                    pass
+
+            if __name__ == "__main__":
+                mp.spawn(BenchHarness.run_rank, nprocs=2, args=(2,))
+            """
+        ),
+        # Generated tests are tests: a benchmark main block runs none of them.
+        Invalid(
+            """
+            from torch.testing._internal.common_utils import run_tests
+            from torch.testing._internal.distributed.rpc_utils import FAULTY_AGENT_TESTS, generate_tests
+
+            globals().update(generate_tests("Faulty", object, FAULTY_AGENT_TESTS, 1, __name__))
+
+            if __name__ == "__main__":
+                print("use test/run_test.py")
+            """
         ),
         # A block that does nothing at all is fixed.
         Invalid(
@@ -229,6 +470,7 @@ class MainBlockWithoutRunner(LintRule):
             "\r\n"
             "if __name__ == '__main__':\r\n"
             "\t...\r\n",
+            config={"require-main": "always"},
             expected_fix="from torch.testing._internal.common_utils import run_tests, TestCase\r\n"
             "\r\n"
             "class TestOptim(TestCase):\r\n"
@@ -242,12 +484,16 @@ class MainBlockWithoutRunner(LintRule):
 
     @classmethod
     def may_report(cls, screen, config) -> bool:
+        if not may_require_main(screen, config):
+            return False
         shape = screened_shape(screen, config)
         return shape is None or (shape.has_guard and not shape.guard_surely_runs)
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)
         if not facts.guards or facts.import_time_runs:  # DL104's fix puts the runner in the guard
+            return
+        if not main_block_required(facts, self.config):  # a script, or not a run_tests module
             return
         if any(guard.runner is not None or guard.raises for guard in facts.guards):
             return

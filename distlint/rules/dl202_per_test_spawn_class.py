@@ -120,7 +120,7 @@ class PerTestSpawnClass(LintRule):
                     dist.distributed_c10d._abort_process_group()
             """,
             expected_message="`TestGloo`: 3 tests each spawn 2 processes and create a PG; 2 can move to a "
-                             "continuous class (run `distlint migrate`), 1 cannot: 1 abort or shut down the PG",
+                             "continuous class (run `distlint migrate`), 1 cannot: 1 aborts or shuts down the PG",
         ),
         # DTensorTestBase tests get their PG from @with_comms.
         Invalid(
@@ -135,7 +135,7 @@ class PerTestSpawnClass(LintRule):
             """,
             # distlint migrate rewrites MultiProcessTestCase classes only: none can move.
             expected_message="`TestShard`: 1 test spawns world_size processes and creates a PG; none can move "
-                             "to a continuous class: 1 run per-test through a base other than "
+                             "to a continuous class: 1 runs per-test through a base other than "
                              "MultiProcessTestCase (select DL201 for each test)",
         ),
     ]

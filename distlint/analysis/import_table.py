@@ -1,0 +1,125 @@
+"""What names mean in one module, from its own import statements (the DL1xx analysis).
+
+The main-block rules only need to know which callable a call names, at module level and
+in a handful of functions, so a table built from the module's imports is enough (and
+about 25x cheaper than libcst's ``QualifiedNameProvider``; see :mod:`distlint.analysis.mainblock`):
+``import a.b as c``, ``from a import b as c``, star imports, simple aliases
+(``rt = common_utils.run_tests``) and function-local imports are followed.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Union
+
+import libcst as cst
+
+from distlint.analysis.names import dotted_name
+
+
+class ImportTable:
+    """What names mean in one scope, from import statements (and simple aliases).
+
+    A name bound several times (``try: from a import x`` / ``except ImportError: from b
+    import x``) means all of its bindings. ``parent`` is the enclosing (module) scope.
+    """
+
+    def __init__(self, parent: Optional["ImportTable"] = None) -> None:
+        self.parent = parent
+        self.bindings: Dict[str, Set[str]] = {}
+        #: Modules imported with ``import a.b.c`` (no alias): ``a.b.c.f`` is usable.
+        self.imported_modules: Set[str] = set()
+        self.star_modules: List[str] = []
+
+    def _bind(self, name: str, targets: Iterable[str]) -> None:
+        self.bindings.setdefault(name, set()).update(targets)
+
+    def add_import(self, module: str, asname: Optional[str]) -> None:
+        if asname:
+            self._bind(asname, [module])
+        else:
+            head = module.split(".", 1)[0]
+            self._bind(head, [head])
+            self.imported_modules.add(module)
+
+    def add_from(self, module: str, name: str, asname: Optional[str]) -> None:
+        if name == "*":
+            self.star_modules.append(module)
+        else:
+            self._bind(asname or name, [f"{module}.{name}" if module else name])
+
+    def add_local(self, name: str) -> None:
+        """A module-level ``def``/``class``: the name means itself."""
+        self._bind(name, [name])
+
+    def add_alias(self, name: str, dotted: str) -> None:
+        """``name = a.b`` (resolved now: aliases are rare and written after their import)."""
+        self._bind(name, self.resolve(dotted))
+
+    def lookup(self, name: str) -> Optional[Set[str]]:
+        table: Optional[ImportTable] = self
+        while table is not None:
+            if name in table.bindings:
+                return table.bindings[name]
+            table = table.parent
+        return None
+
+    def _stars(self) -> List[str]:
+        table: Optional[ImportTable] = self
+        stars: List[str] = []
+        while table is not None:
+            stars.extend(table.star_modules)
+            table = table.parent
+        return stars
+
+    def resolve(self, dotted: str) -> FrozenSet[str]:
+        """Qualified names ``dotted`` may refer to (itself when unbound)."""
+        head, _, rest = dotted.partition(".")
+        suffix = f".{rest}" if rest else ""
+        bound = self.lookup(head)
+        if bound is None:
+            bound = {head, *(f"{module}.{head}" for module in self._stars())}
+        return frozenset(f"{target}{suffix}" for target in bound)
+
+    def candidates(self, func: cst.BaseExpression) -> FrozenSet[str]:
+        """Names a call's ``func`` may mean: its resolutions plus what it is written as."""
+        written = dotted_name(func)
+        if written is None:
+            return frozenset()
+        return self.resolve(written) | {written}
+
+    def module_names(self) -> Set[str]:
+        """All qualified names this table (and its parents) binds, for "uses module X" checks."""
+        found: Set[str] = set()
+        table: Optional[ImportTable] = self
+        while table is not None:
+            for targets in table.bindings.values():
+                found |= targets
+            found |= table.imported_modules
+            found |= set(table.star_modules)
+            table = table.parent
+        return found
+
+
+def _module_of(node: cst.ImportFrom) -> str:
+    dots = "." * len(node.relative)
+    return dots + (dotted_name(node.module) or "") if node.module is not None else dots
+
+
+def record_import(table: ImportTable, node: Union[cst.Import, cst.ImportFrom]) -> None:
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            table.add_import(dotted_name(alias.name) or "", _asname(alias))
+        return
+    module = _module_of(node)
+    if isinstance(node.names, cst.ImportStar):
+        table.add_from(module, "*", None)
+        return
+    for alias in node.names:
+        table.add_from(module, dotted_name(alias.name) or "", _asname(alias))
+
+
+def _asname(alias: cst.ImportAlias) -> Optional[str]:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return None
+
