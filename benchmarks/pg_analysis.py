@@ -37,7 +37,8 @@ from libcst.metadata import MetadataWrapper  # noqa: E402
 
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
-from distlint.linter import PreScreen, lint_source  # noqa: E402
+from distlint.linter import lint_source  # noqa: E402
+from distlint.source import PreScreen  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301")

@@ -10,7 +10,7 @@ Two views of the same facts:
 
 Name resolution uses an import table built from the module's own import statements
 (:class:`ImportTable`) instead of libcst's metadata. Measured file by file over 54 real
-test-sized modules (``notes/main_bench_names.py``, table in ``notes/main_BENCHMARKS.md``),
+test-sized modules (``benchmarks/mainblock_names.py``, BENCHMARKS.md "Main-block rules cost"),
 relative to the libcst parse itself: this whole analysis costs 0.21x, ``ScopeProvider``
 2.65x, ``QualifiedNameProvider`` 5.4x. The rules only need to know which
 callable a call names, at module level and in a handful of functions, so the table is
@@ -39,15 +39,14 @@ from distlint.analysis.generated_tests import (ast_node_may_generate, generating
                                                is_class_factory, loop_label)
 from distlint.analysis.import_table import ImportTable, record_import
 from distlint.analysis.names import dotted_name, names_match_any
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.linter import FileContext, PreScreen
+    from distlint.source import FileContext, PreScreen
 
-TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
-DISTLINT_RUNNER_MODULE = "distlint.runtime"
 #: Modules whose ``run_tests`` is always a runner, whatever the config says.
-RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNNER_MODULE)
+RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNTIME)
 #: Callables that run a module's tests without being the ``run_tests`` convention:
 #: they make a main block valid (DL102) and are bad at import (DL104), but importing
 #: them does not make a module "belong" to the convention (DL101): torchrec-style
@@ -474,7 +473,7 @@ class _Analysis:
 
     def _runner_module_in_use(self) -> Optional[str]:
         used = self.table.module_names()
-        for module in (DISTLINT_RUNNER_MODULE, TORCH_RUNNER_MODULE):
+        for module in (DISTLINT_RUNTIME, TORCH_RUNNER_MODULE):
             if any(name == module or name.startswith(module + ".") for name in used):
                 return module
         return None

@@ -35,7 +35,7 @@ from distlint.analysis.pgscan import CreationEvent, ScanContext, Site, StoreStat
 from distlint.config import Config
 
 if TYPE_CHECKING:
-    from distlint.linter import FileContext
+    from distlint.source import FileContext
 
 FACT_KEY = "distlint.analysis.pg.module_analysis"
 _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEVICE_MESH)

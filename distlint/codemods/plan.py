@@ -31,7 +31,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, is_docstring, uses_class_opts
+from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, uses_class_opts
 from distlint.analysis.model import ClassAnalysis, CreationKind, Reason, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.codemods import members as m
@@ -39,6 +39,7 @@ from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
+from distlint.cst_utils import code_of, is_string_statement
 from distlint.metadata import node_spans
 
 #: Members MultiProcContinuousTest itself defines with a meaning of its own.
@@ -46,10 +47,6 @@ RESERVED_MEMBERS = frozenset({"pg", "rank", "timeout", "backend_str", "MAIN_PROC
 #: Members the continuous runtime reads by itself (no test needs to name them).
 RUNTIME_READS = ("world_size", "device_type")
 _INSTANTIATE = frozenset({"instantiate_parametrized_tests"})
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 # -- plan data ------------------------------------------------------------------------------
@@ -613,8 +610,8 @@ class Planner:
                                     ("options", facts.options, root.analysis.options)):
             if mine is None or theirs is None:
                 continue
-            mine_text = mine if isinstance(mine, str) else _code(mine)
-            theirs_text = theirs if isinstance(theirs, str) else _code(theirs)
+            mine_text = mine if isinstance(mine, str) else code_of(mine)
+            theirs_text = theirs if isinstance(theirs, str) else code_of(theirs)
             if mine_text != theirs_text:
                 return f"its PG {label} `{mine_text}` differs from the `{theirs_text}` of {root.name}'s continuous class"
         return None
@@ -663,7 +660,7 @@ class Planner:
                 entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
                 if cls is cls.root and not _world_size_defined(cls) and cls.kept_bases:
                     entry.notes.append("world_size is not defined in this file; the continuous class takes it "
-                                       "from " + ", ".join(_code(b.value) for b in cls.kept_bases)
+                                       "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
                                        + " or the runtime's default")
             if not (entry.moved or entry.left or entry.inherits_from):
                 entry.notes.append(self._no_tests_note(cls))
@@ -698,7 +695,7 @@ class Planner:
         ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or self._helper_class_tests(a)]
         if ancestors:
             where.append(f"it runs those of {ancestors[0].name} (listed there)")
-        elsewhere = [_code(b.value) for b in cls.kept_bases
+        elsewhere = [code_of(b.value) for b in cls.kept_bases
                      if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
         if elsewhere:
             where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
@@ -782,7 +779,7 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
     body = helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ()
     accounted = {id(inner.statement), *(id(s) for s in inner.store_statements)}
     for statement in body:
-        if id(statement) in accounted or is_docstring(statement):
+        if id(statement) in accounted or is_string_statement(statement):
             continue
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False
