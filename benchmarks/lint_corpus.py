@@ -8,7 +8,8 @@ suites without a main block (torchrec/torchtitan style), and ~5% are the golden 
 (``fixtures/**/test_*.py``, whatever is there: the DL1xx problems, PG shapes) padded with
 filler test classes to a realistic size.
 
-Used by ``lint_throughput.py`` (the default corpus) and ``pg_analysis.py --corpus-files``.
+Used by ``lint_throughput.py`` (the default corpus) and ``pg_analysis.py --corpus-files``;
+``python benchmarks/lint_corpus.py DIR [--files N]`` writes it to a folder (to profile on it).
 """
 
 from __future__ import annotations
@@ -380,3 +381,22 @@ def build_corpus(directory: Path, files: int, seed: int = 2) -> Dict[str, int]:
         sub.mkdir(exist_ok=True)
         (sub / f"test_{index:05d}_{name.split()[0].replace('-', '_')}.py").write_text(text)
     return counts
+
+
+def main() -> int:
+    """Write the corpus to a folder, e.g. to profile ``distlint check`` on the benchmark's files."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("directory", type=Path, help="where to write it (must not exist)")
+    parser.add_argument("--files", type=int, default=1000)
+    args = parser.parse_args()
+    if args.directory.exists():
+        raise SystemExit(f"{args.directory} exists: give a new folder")
+    counts = build_corpus(args.directory, args.files)
+    print(f"{args.files} files in {args.directory}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
