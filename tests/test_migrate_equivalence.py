@@ -3,14 +3,13 @@
 For every gloo fixture in ``fixtures/migrate``, the original file and the migrated file
 (``distlint.runtime``; with ``DISTLINT_TEST_TORCH_RUNTIME=1`` also torch's
 ``MultiProcContinuousTest``, ``--runtime torch``, for the fixture with a subclass and an
-``opts()``) run as separate processes (gloo, world size 2, CPU), two at a time (two
-cores), each under ``python -m pytest FILE --junit-xml=REPORT``. Outcomes are read from
-that JUnit XML report, never from the output: any library can print into stdout/stderr
-(torch warns there when numpy is missing), and pytest runs torch's per-test classes,
-torch's continuous class and distlint's alike, whatever ``run_tests`` a file's main block
-imports. Then: no failure or error anywhere, and the same test ids pass and skip in the
-original and in each migrated file, once a migrated class name is mapped back to the
-class it came from (from the migration report).
+``opts()``) run as separate processes through their own ``__main__`` blocks, as
+``python FILE`` (gloo, world size 2, CPU), two at a time (two cores). Outcomes are read
+from the JSON report ``tests/outcome_recorder.py`` writes for each run, never from the
+run's output (any library can print there: torch warns when numpy is missing). Then: no
+failure or error anywhere, and the same test ids pass and skip in the original and in
+each migrated file, once a migrated class name is mapped back to the class it came from
+(from the migration report).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +28,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source
-from junit_report import junit_outcomes
+from outcome_recorder import read_outcomes
 
 pytest.importorskip("torch")
 
@@ -43,11 +43,12 @@ TORCH_RUNTIME_FIXTURES = ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT
 #: A hang guard only: a whole file takes well under a minute (per-test originals ~4 s a test).
 RUN_TIMEOUT_S = 300
 PARALLEL_RUNS = 2
+RECORDER = Path(__file__).resolve().parent / "outcome_recorder.py"
 
 
 @dataclass
 class Run:
-    """One file's run: its outcomes by ``Class.test`` id (from the JUnit report), exit status, output."""
+    """One file's run: its outcomes by ``Class.test`` id (from the recorder's report), exit status, output."""
 
     outcomes: Dict[str, str]
     code: int
@@ -59,16 +60,14 @@ class Run:
 
 
 def _run(script: Path) -> Run:
-    report = script.with_suffix(".junit.xml")
+    report = script.with_suffix(".outcomes.jsonl")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    # Compare the files as a developer runs them: under CI=true torch's test helpers switch
-    # on CI-only behaviour (disabled/slow test lists) that is not what we compare.
+    # Run the files as a developer would: under CI=true torch's run_tests() switches to
+    # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare.
     for name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
         env.pop(name, None)
-    # --noconftest/--rootdir: nothing above the temporary folder takes part in the run.
-    command = [sys.executable, "-m", "pytest", script.name, f"--junit-xml={report}", "--rootdir", str(script.parent),
-               "--noconftest", "-p", "no:cacheprovider", "-q"]
+    command = [sys.executable, str(RECORDER), str(report), script.name]
     # Its own session, so that a timeout kills the workers too.
     process = subprocess.Popen(command, cwd=script.parent, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -80,9 +79,7 @@ def _run(script: Path) -> Run:
         raise AssertionError(f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}")
     finally:
         _kill_session(process)  # leftovers of a run that exited (workers must not outlive it)
-    text = output.decode(errors="replace")
-    assert report.exists(), f"{script}: pytest wrote no JUnit report (exit {process.returncode}):\n{text[-4000:]}"
-    return Run(junit_outcomes(report), process.returncode, text)
+    return Run(read_outcomes(report), process.returncode, output.decode(errors="replace"))
 
 
 def _kill_session(process: subprocess.Popen) -> None:
@@ -163,23 +160,42 @@ def test_fixtures_exercise_skips_and_subclasses(runs) -> None:
     assert helper.get("ProcessGroupGlooLazyInitTestContinuous") == "ProcessGroupGlooLazyInitTest"
 
 
-def test_junit_outcomes_reads_every_outcome(tmp_path) -> None:
-    """The report reader maps each JUnit element to its outcome; the worst of several wins;
-    an ambiguous id is refused."""
-    report = tmp_path / "report.xml"
-    report.write_text(
-        '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">'
-        '<testcase classname="test_x.ATest" name="test_pass" time="0.1"/>'
-        '<testcase classname="test_x.ATest" name="test_skip"><skipped message="no gloo"/></testcase>'
-        '<testcase classname="test_x.BTest" name="test_fail"><failure message="boom"/></testcase>'
-        '<testcase classname="sub.test_x.BTest" name="test_error"><error message="setUp"/></testcase>'
-        '<testcase classname="test_x.BTest" name="test_teardown"><failure message="a"/><error message="b"/>'
-        '</testcase></testsuite></testsuites>')
-    assert junit_outcomes(report) == {
-        "ATest.test_pass": "passed", "ATest.test_skip": "skipped", "BTest.test_fail": "failed",
-        "BTest.test_error": "error", "BTest.test_teardown": "error"}
-    twice = tmp_path / "twice.xml"
-    twice.write_text('<testsuite><testcase classname="a.T" name="test_x"/><testcase classname="b.T" name="test_x"/>'
-                     '</testsuite>')
-    with pytest.raises(ValueError, match="T.test_x is reported twice"):
-        junit_outcomes(twice)
+def test_recorder_reports_each_outcome_of_the_main_block_run(tmp_path) -> None:
+    """The recorder runs a file's own main block (argv and all) and reports every outcome; a
+    test reported several times (a failed subtest) counts its worst outcome."""
+    script = tmp_path / "test_sample.py"
+    script.write_text(textwrap.dedent('''
+        import sys
+        import unittest
+
+        class ATest(unittest.TestCase):
+            def test_pass(self):
+                pass
+
+            @unittest.skip("no gloo")
+            def test_skip(self):
+                pass
+
+            def test_fail(self):
+                self.fail("boom")
+
+            def test_error(self):
+                raise RuntimeError("broken")
+
+            def test_subtest(self):
+                for value in (1, 2):
+                    with self.subTest(value=value):
+                        self.assertEqual(value, 1)
+
+        if __name__ == "__main__":
+            print("a library warning on stdout: ran 99 tests, OK")
+            unittest.main(argv=sys.argv)
+    '''))
+    report = tmp_path / "report.jsonl"
+    done = subprocess.run([sys.executable, str(RECORDER), str(report), script.name, "ATest"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert read_outcomes(report) == {"ATest.test_pass": "passed", "ATest.test_skip": "skipped",
+                                     "ATest.test_fail": "failed", "ATest.test_error": "error",
+                                     "ATest.test_subtest": "failed"}
+    assert read_outcomes(tmp_path / "missing.jsonl") == {}
