@@ -86,7 +86,8 @@ def build_parser(with_migrate: bool = False) -> argparse.ArgumentParser:
                                 description="List the rules, or show one rule's documentation.")
     rules.add_argument("code", nargs="?", metavar="CODE", help="a rule code, e.g. DL101")
     rules.add_argument("--format", choices=("text", "markdown"), default="text",
-                       help="markdown: the README's rules table")
+                       help="markdown: docs/rules.md's generated part (the rules table, then every rule's "
+                            "documentation); with CODE, that rule's section")
 
     migrate = commands.add_parser("migrate", help="move eligible tests into continuous-test classes",
                                   description="Move eligible tests into continuous-test classes.",
@@ -213,7 +214,7 @@ def exit_status(report, mode: str = "check", format_name: str = "text") -> int:
 # -- rules -------------------------------------------------------------------------------------
 
 def rules_table_markdown() -> str:
-    """The README's rules table, generated from the rules themselves."""
+    """The rules table of README.md and docs/rules.md, generated from the rules themselves."""
     from distlint.rules import all_rules
 
     lines = ["| Code | Name | Autofix | Default | What it checks |", "| --- | --- | --- | --- | --- |"]
@@ -235,21 +236,48 @@ def _rules_table_text() -> str:
                    for row in rows)
 
 
+def _demote_headings(markdown: str) -> str:
+    """Headings one level down (``## Why`` -> ``### Why``), code blocks left alone: a rule's
+    docstring sections sit under the rule's own ``##`` heading in docs/rules.md."""
+    lines, in_code = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        lines.append("#" + line if line.startswith("#") and not in_code else line)
+    return "\n".join(lines)
+
+
+def rule_markdown(rule) -> str:
+    """One rule's section of docs/rules.md (``distlint rules CODE --format markdown``)."""
+    return f"## {rule.code} {rule.name}\n\n{_rule_facts(rule)}\n\n{_demote_headings(rule.documentation())}\n"
+
+
+def rules_reference_markdown() -> str:
+    """docs/rules.md's generated part (``distlint rules --format markdown``): the rules
+    table, then every rule's documentation, generated from the rules themselves."""
+    from distlint.rules import all_rules
+
+    return rules_table_markdown() + "".join("\n" + rule_markdown(rule) for rule in all_rules())
+
+
+def _rule_facts(rule) -> str:
+    return (f"Autofix: {'yes' if rule.fixable else 'no'}. "
+            f"Default: {'on' if rule.default_enabled else 'off (enable with --select ' + rule.code + ')'}.")
+
+
 def run_rules(args: argparse.Namespace) -> int:
     from distlint.rules import rules_by_code
 
     if args.code is None:
-        sys.stdout.write(rules_table_markdown() if args.format == "markdown" else _rules_table_text())
+        sys.stdout.write(rules_reference_markdown() if args.format == "markdown" else _rules_table_text())
         return EXIT_CLEAN
     rule = rules_by_code().get(args.code.strip().upper())
     if rule is None:
         print(f"distlint: error: unknown rule {args.code!r} (`distlint rules` lists them)", file=sys.stderr)
         return EXIT_USAGE
-    header = f"{rule.code} {rule.name}"
-    facts = (f"Autofix: {'yes' if rule.fixable else 'no'}. "
-             f"Default: {'on' if rule.default_enabled else 'off (enable with --select ' + rule.code + ')'}.")
     if args.format == "markdown":
-        sys.stdout.write(f"## {header}\n\n{facts}\n\n{rule.documentation()}\n")
+        sys.stdout.write(rule_markdown(rule))
     else:
-        sys.stdout.write(f"{header}\n{'=' * len(header)}\n{facts}\n\n{rule.documentation()}\n")
+        header = f"{rule.code} {rule.name}"
+        sys.stdout.write(f"{header}\n{'=' * len(header)}\n{_rule_facts(rule)}\n\n{rule.documentation()}\n")
     return EXIT_CLEAN

@@ -136,12 +136,31 @@ def test_rules_unknown_code_is_exit_2(run_cli):
     assert "unknown rule 'DL999'" in err
 
 
-def test_rules_markdown_is_the_readme_table(run_cli):
+def test_rules_markdown_is_the_table_then_every_rules_documentation(run_cli):
+    """`distlint rules --format markdown` is docs/rules.md's generated part: README's table,
+    then one section per rule whose docstring headings sit one level under the rule's."""
     status, out, _ = run_cli("rules", "--format", "markdown")
     assert status == 0
-    assert out == cli.rules_table_markdown()
-    assert out.splitlines()[0].startswith("| Code | Name | Autofix | Default |")
+    assert out == cli.rules_reference_markdown()
+    assert out.startswith(cli.rules_table_markdown() + "\n## DL101 no-main-block\n")
     assert any(line.startswith("| DL302 | `misspelled-continuous-base` | yes | on |") for line in out.splitlines())
+    assert [line for line in out.splitlines() if line.startswith("## ")] == [
+        f"## {rule.code} {rule.name}" for rule in all_rules()]
+    assert out.count("### What it does\n") == len(all_rules())
+
+
+def test_rules_code_markdown_is_that_rules_section(run_cli):
+    status, out, _ = run_cli("rules", "DL201", "--format", "markdown")
+    assert status == 0
+    assert out.startswith("## DL201 per-test-process-group\n\nAutofix: no. Default: off (enable with --select DL201).\n")
+    assert out in cli.rules_reference_markdown()
+    assert "\n### Why is this bad?\n" in out and "\n## Why" not in out
+
+
+def test_rule_sections_leave_comments_in_code_blocks_alone():
+    doc = "Summary.\n\n## Example\n```python\n# a comment, not a heading\nx = 1\n```\n## Use instead\n"
+    assert cli._demote_headings(doc) == (
+        "Summary.\n\n### Example\n```python\n# a comment, not a heading\nx = 1\n```\n### Use instead")
 
 
 def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):

@@ -1,6 +1,7 @@
 """README.md is the contract a newcomer follows; keep it true.
 
-* Its rules table is generated from the rules themselves.
+* Its rules table is generated from the rules themselves (the rest of the README, and the
+  pages under docs/, are checked by tests/test_docs.py).
 * Its install and test commands are exactly what ``.ci/run`` runs (in a fresh virtual
   environment), and the extras they install hold everything the tests import: the
   ``test`` extra must not lean on what a machine happens to have (torch's CPU wheel
@@ -21,6 +22,7 @@ import pytest
 
 from distlint.cli import rules_table_markdown
 from distlint.rules import all_rules
+from doc_pages import between_markers
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,12 +44,10 @@ TORCH_HELPERS = "torch.testing._internal"
 
 
 def test_readme_rules_table_is_generated_from_the_rules():
-    text = README.read_text()
-    assert text.count(START) == 1 and text.count(END) == 1, "README.md needs exactly one pair of table markers"
-    table = text.split(START, 1)[1].split(END, 1)[0]
+    table = between_markers(README, START, END)
     assert table == "\n" + rules_table_markdown(), (
-        "README.md's rules table is stale: replace the lines between the markers with the output of "
-        "`distlint rules --format markdown`")
+        "README.md's rules table is stale: replace the lines between the markers with the table that "
+        "`distlint rules --format markdown` starts with (its lines up to the first blank line)")
 
 
 def test_table_has_one_row_per_rule():
@@ -59,10 +59,8 @@ def test_table_has_one_row_per_rule():
 
 def readme_block(name: str) -> List[str]:
     """The command lines of README.md's fenced block between ``<!-- NAME:start -->`` and ``:end``."""
-    text = README.read_text()
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    assert text.count(start) == 1 and text.count(end) == 1, f"README.md needs exactly one {start} ... {end}"
-    block = text.split(start, 1)[1].split(end, 1)[0].strip()
+    start = f"<!-- {name}:start -->"
+    block = between_markers(README, start, f"<!-- {name}:end -->").strip()
     assert block.startswith("```bash\n") and block.endswith("\n```"), f"{start} must hold one ```bash block"
     return [line.strip() for line in block[len("```bash\n"):-len("\n```")].splitlines() if line.strip()]
 

@@ -38,10 +38,15 @@ class NoMainBlock(LintRule):
     script) is never reported. Modules whose `unittest.TestCase` classes are run by pytest
     (torchrec, torchtitan: no `run_tests` import) are not reported by default.
 
-    The fix appends `if __name__ == "__main__":` calling the runner, reusing an existing
-    import or alias (`rt()`, `common_utils.run_tests()`) or adding
-    `from torch.testing._internal.common_utils import run_tests` (`distlint.runtime`
-    when the module already imports from it). A nested guard is not fixed automatically.
+    The fix appends `if __name__ == "__main__":` calling the runner. It reuses an imported
+    runner or its alias (`rt()`), else a runner module the file imports
+    (`common_utils.run_tests()`, `cu.run_tests()`), else adds
+    `from torch.testing._internal.common_utils import run_tests`, merged into an existing
+    `from ... import` line (`distlint.runtime` when the module already imports from it;
+    with only dotted `runners` configured, the first of them). The new block keeps the
+    file's newline (CRLF) and indentation (tabs); trailing blank lines end up before it.
+    No fix when a nested guard exists or the name to import is already taken. A module
+    that calls a runner at import gets DL104 instead (one finding, one fix).
 
     ## Why is this bad?
     PyTorch's CI runs each test file as `python test_x.py`. Without a main block that

@@ -43,6 +43,10 @@ class MainBlockWithoutRunner(LintRule):
     Raising (`raise RuntimeError(...)`, PyTorch's `raise_on_run_directly(...)`) is the
     accepted way to say "this file is not meant to be run directly".
 
+    One finding per module, on its first main block, when no block runs a runner,
+    launches a continuous class or raises. Silent while a runner is called at import
+    (DL104's fix moves that call into the block).
+
     The fix only touches a block that does nothing at all (`pass`, `...`): it then calls
     `run_tests()`. A block that does something was written on purpose: a person decides.
 

@@ -18,9 +18,14 @@ class TestsAfterMainBlock(LintRule):
     Reports the `if __name__ == "__main__":` block that runs the tests when test classes
     (named `Test*`, derived from a `*TestCase` / `*Test` / `*TestBase` class, or defining
     `test_*` methods), module-level `test_*` functions, or `instantiate_*_tests(...)` calls
-    come after it. The fix moves the block to the end of the module, with the comment
-    lines right above it; comments at the left margin after it stay with the code that
-    follows. A module with several main blocks is not fixed automatically.
+    come after it; the message names up to three of them. Generated tests (see DL101)
+    count too.
+
+    The fix moves the block to the end of the module. Comment lines right above it move
+    with it (comments separated from it by a blank line stay), and so do comments
+    indented inside it; comments at the left margin after it stay with the code that
+    follows, and the statement that follows keeps at least as many blank lines as the
+    block had. A module with several main blocks is not fixed automatically.
 
     ## Why is this bad?
     `python test_x.py` executes the module top to bottom; `run_tests()` runs the tests

@@ -14,15 +14,19 @@ class RunnerAtImport(LintRule):
 
     ## What it does
     Reports `run_tests()`, `unittest.main()`, `pytest.main()` or a configured runner called
-    at module level outside the main guard, including inside a top-level `if`/`try`/`with`
-    that is not the guard, and calls of this module's functions that run one
-    (`main()` where `def main(): run_tests()`). Such a module gets DL104, not also DL101.
+    at module level outside the main guard, including inside a top-level `if`, `try`,
+    `with` or `for` that is not the guard, and calls of this module's functions that run one
+    (`main()` where `def main(): run_tests()`). Calls inside `def`, `class` or `lambda`
+    bodies, or inside a nested guard, do not run at import and are not reported. Such a
+    module gets DL104, not also DL101.
 
     The fix puts the statement under the guard: into the existing guard when there is
-    one (a bare `run_tests()` is dropped when the guard already runs the tests, rather
-    than running them twice), else into a new guard in its place, or at the end of the
-    module when tests are defined after it. A statement that also binds names (an
-    assignment, an import, a `def`) is not moved automatically: other code may use them.
+    one, before the guard's code if the statement stood above the guard and after it
+    otherwise (a bare `run_tests()` is dropped when the guard already runs the tests,
+    rather than running them twice); else into a new guard in its place, or at the end
+    of the module when tests are defined after it. A statement that also binds names (an
+    assignment, an import, a `def`, `with ... as`) is not moved automatically: other
+    code may use them.
 
     ## Why is this bad?
     Code at module level runs whenever the module is imported: under pytest collection

@@ -23,7 +23,8 @@ class ContinuousClassLaunchedByHand(LintRule):
     or `torch.multiprocessing.spawn(SomeTest.run_rank, nprocs=..., args=(...))` (any
     alias, directly or through a function of the module), where `SomeTest` is a class of
     the module deriving from `MultiProcContinuousTest` (or the misspelled
-    `MultiProcContinousTest`, another continuous base, `continuous-bases`). This is the
+    `MultiProcContinousTest`, another continuous base, `continuous-bases`), once per
+    module. A function of the module handed to `spawn` is followed like a call. This is the
     launch PyTorch's continuous-test PR 125648 recommended before `run_tests()` could
     start continuous classes. DL102 accepts such a block (it runs the tests); this rule
     says how to modernise it. No autofix: the block usually also checks GPUs, reads

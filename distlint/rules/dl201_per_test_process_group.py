@@ -23,7 +23,8 @@ class PerTestProcessGroup(LintRule):
     In classes whose tests each spawn fresh worker processes (`MultiProcessTestCase`
     with `self._spawn_processes()` in `setUp`, `DTensorTestBase`, `FSDPTest`,
     `DistributedTestBase`, or a `per-test-bases` entry), reports every test that creates
-    a process group, at the creation (or the decorator): `init_process_group`, a
+    a process group, at the creation, at the decorator, or at the test's name when the
+    PG is made outside the test (FSDPTest's worker): `init_process_group`, a
     backend constructor (`ProcessGroupNCCL(store, ...)`), a same-file helper that does
     one of those (followed through `self.` calls), a known helper
     (`_create_process_group_nccl`, `create_pg`, `pg-helpers`), `@with_comms`
@@ -31,10 +32,15 @@ class PerTestProcessGroup(LintRule):
     whether the test could share one PG with its class — "migratable" — or why not:
     it destroys or aborts the PG early, creates several PGs, sets `TORCH_NCCL_*` /
     `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend or
-    world size, expects failure, uses `self.file_name` beyond the store, or kills a rank.
+    world size, expects failure, uses `self.file_name` beyond the store, or kills a rank;
+    or its class cannot share a PG (a per-test base other than `MultiProcessTestCase`, a
+    `setUp` that does more than spawn the workers, a subclass that cannot move, ...).
 
-    Off by default: DL202 reports the same facts once per class. Select DL201 when you
-    decide test by test (`--select DL201`, or `select = ["DL2"]`).
+    Off by default: DL202 reports the same facts once per class, and DL201 repeats them
+    per test (dozens of findings on a file like PyTorch's `test_c10d_gloo.py`, most of
+    which one `distlint migrate` run removes). Select DL201 when you decide test by test
+    (`--select DL201`, or `select = ["DL2"]`); `# noqa: DL201` then marks a test that
+    must stay per-test.
 
     ## Why is this bad?
     Spawning processes and creating a PG costs seconds per test; a class that keeps one

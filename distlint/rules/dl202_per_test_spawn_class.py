@@ -25,7 +25,9 @@ class PerTestSpawnClass(LintRule):
     how many tests pay for it and how many of them could run on one PG shared by the
     class, and why the others cannot (they abort the PG, set `TORCH_NCCL_*`, expect
     failure, ...). Continuous classes, threaded classes (`MultiThreadedTestCase`), plain
-    unit tests and per-test classes whose tests create no PG are not reported.
+    unit tests and per-test classes whose tests create no PG are not reported. Inherited
+    tests count on the class that defines them only: a subclass that just flips an
+    attribute gets no finding of its own.
 
     On by default: one finding per class is the unit you act on (one `distlint migrate`).
     Select DL201 for the per-test detail.

@@ -72,9 +72,11 @@ class RawSkipExitCode(LintRule):
 
     ## What it does
     Finds `sys.exit(N)` and `os._exit(N)` where `N` is a number PyTorch's test harness
-    reads as a skip (72-89: 75 "multi-gpu-1", 77 "multi-gpu-2", 76 "nccl", ...), and
-    rewrites it to `TEST_SKIPS["multi-gpu-2"].exit_code`, reusing the module's
-    `TEST_SKIPS` import (any alias) or adding
+    reads as a skip (72-89: 75 "multi-gpu-1", 77 "multi-gpu-2", 76 "nccl", ...; written
+    in decimal or hex, with `_` separators or not), and rewrites it to
+    `TEST_SKIPS["multi-gpu-2"].exit_code`. The fix reuses the module's `TEST_SKIPS`
+    (any alias, `cd.TEST_SKIPS` through a module alias, a star import, or a re-export
+    from the suite's own helpers) or adds
     `from torch.testing._internal.common_distributed import TEST_SKIPS`
     (`from distlint.runtime import TEST_SKIPS` in modules that use `distlint.runtime`).
 
