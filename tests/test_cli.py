@@ -146,17 +146,17 @@ def test_rules_markdown_is_the_readme_table(run_cli):
 
 def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
     calls = []
-    fake = types.ModuleType("distlint.codemods.command")
+    fake = types.ModuleType("distlint.codemods.cli")
     fake.configure_parser = lambda parser: parser.add_argument("--write", action="store_true")
     fake.run = lambda args: calls.append(args) or 7
-    monkeypatch.setitem(sys.modules, "distlint.codemods.command", fake)
+    monkeypatch.setitem(sys.modules, "distlint.codemods.cli", fake)
     status, _, _ = run_cli("migrate", "--write")
     assert status == 7
     assert calls and calls[0].write is True
 
 
 def test_migrate_without_codemod_module_is_a_clear_usage_error(run_cli, monkeypatch):
-    monkeypatch.setitem(sys.modules, "distlint.codemods.command", None)  # import fails
+    monkeypatch.setitem(sys.modules, "distlint.codemods.cli", None)  # import fails
     status, _, err = run_cli("migrate", "x.py")
     assert status == 2
     assert err.startswith("distlint: error: `distlint migrate` is not available")

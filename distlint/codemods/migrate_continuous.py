@@ -28,7 +28,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.codemods import members as m
 from distlint.codemods.plan import FamilyClass, MigrationPlan, Planner, _code, _world_size_defined
 from distlint.codemods.report import FileReport
-from distlint.codemods.runner import finish_runner, point_runner_at_placeholder
+from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, classmethod_returning, strip_blank_leading,
                                        to_classmethod, with_blank_leading)
 from distlint.config import Config
@@ -421,7 +421,7 @@ def _removal_batches(scheduled: List[tuple]) -> List[List[tuple]]:
 def _ensure_main_block(module: cst.Module, options: MigrateOptions) -> cst.Module:
     """The ``__main__`` block that runs the tests (the DL101 fix), when that fix is available."""
     try:
-        from distlint.analysis.mainblock_fix import ensure_main_block as ensure
+        from distlint.analysis.mainblock.fix import ensure_main_block as ensure
     except ImportError:  # pragma: no cover - the DL101 fix ships with distlint
         return module
     runner = "distlint.runtime" if options.runtime == "distlint" else TORCH_RUNNER_MODULE

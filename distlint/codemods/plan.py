@@ -31,7 +31,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, is_docstring, uses_class_opts
+from distlint.analysis.pg.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, is_docstring, uses_class_opts
 from distlint.analysis.model import ClassAnalysis, CreationKind, Reason, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.codemods import members as m

@@ -3,7 +3,7 @@
 Everything here is about one call at a time: which torch.distributed API a call
 resolves to (through aliases, via libcst's qualified names), and what a PG creation
 call says about backend, world size, timeout, options and store. Walking test bodies
-and following helpers is ``distlint.analysis.pgscan``'s job.
+and following helpers is ``distlint.analysis.pg.scan``'s job.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from distlint.analysis.names import QualifiedNames, dotted_name, qualified_names
+from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
 
 # Modules under which torch exposes the c10d API (``import torch.distributed as dist``,
 # ``import torch.distributed.distributed_c10d as c10d``, the C extension).
@@ -97,10 +97,6 @@ def env_family(key: str) -> str:
     if key.startswith("NCCL_"):
         return "NCCL_*"
     return key
-
-
-def last_component(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:

@@ -3,7 +3,7 @@
 The result is a list of *events* seen from the test: each carries the node in the test
 body that leads to it (the call of a helper, or the call itself), the helper chain that
 was followed, and the context it happens in (a loop, an ``assertRaises`` block, a branch
-on the rank). ``distlint.analysis.eligibility`` turns events into reasons; nothing here
+on the rank). ``distlint.analysis.pg.eligibility`` turns events into reasons; nothing here
 decides eligibility.
 
 Helpers are followed through ``self.<method>()`` calls resolving to a method of the class
@@ -25,9 +25,9 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from distlint.analysis.execution import ClassTable
+from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_names
-from distlint.analysis.pgcreation import (
+from distlint.analysis.pg.creation import (
     ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, COLLECTIVES, KNOWN_HELPERS, KNOWN_PG_DECORATORS,
     KNOWN_TEARDOWN_HELPERS, STORE_CONSTRUCTORS, SUBGROUP_FUNCTIONS, CallFacts, HelperSignature, callee_last_name,
     config_names, constructor_facts, decorator_call, device_mesh_facts, helper_facts, init_process_group_facts, is_pg_env_key,

@@ -17,7 +17,8 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from distlint.analysis.mainblock import TORCH_RUNNER_MODULE, analyze_main_block
+from distlint.analysis.mainblock.facts import analyze_main_block
+from distlint.analysis.mainblock.runners import TORCH_RUNNER_MODULE
 
 PLACEHOLDER = "__distlint_runner_placeholder__"
 DISTLINT_RUNNER = ("distlint.runtime", "run_tests")
