@@ -19,7 +19,6 @@ field traversal (:func:`_traverse`), not ``node.visit``, which rebuilds every no
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -33,6 +32,7 @@ from distlint.analysis.pg.creation import (
     config_names, constructor_facts, decorator_call, device_mesh_facts, helper_facts, init_process_group_facts, is_pg_env_key,
     method_name, self_method_name, string_literal, torch_dist_member,
 )
+from distlint.analysis.walk import code_children
 from distlint.config import Config
 from distlint.skipcodes import PYTORCH_SKIPS
 
@@ -744,37 +744,15 @@ class _Walker(cst.CSTVisitor):
             scan.file_name_uses.append(Event(site, what))
 
 
-#: Nodes with nothing but whitespace and punctuation below them: never worth visiting.
-_TRIVIA_TYPES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
-           cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
-           cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
-           cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp)
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
-_TRIVIA: Dict[type, bool] = {}
 _HANDLERS: Dict[type, str] = {}
-
-
-def _child_fields(kind: type) -> Tuple[str, ...]:
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind) if not f.name.startswith("whitespace")
-                                      and f.name not in ("lpar", "rpar", "leading_lines", "lines_after_decorators"))
-    return names
-
-
-def _is_trivia(kind: type) -> bool:
-    trivia = _TRIVIA.get(kind)
-    if trivia is None:
-        trivia = _TRIVIA[kind] = issubclass(kind, _TRIVIA_TYPES)
-    return trivia
 
 
 def _traverse(node: cst.CSTNode, walker: "_Walker") -> None:
     """``node.visit(walker)`` for a read-only visitor, without libcst rebuilding every node on the way.
 
-    Children are visited in field order, which is source order for every statement and
-    expression the walker looks at; ``visit_<Type>`` runs before the children, and the
-    ancestor stack is kept as ``on_visit``/``on_leave`` would.
+    Children are :func:`~distlint.analysis.walk.code_children`, in libcst's visiting order;
+    ``visit_<Type>`` runs before the children, and the ancestor stack is kept as
+    ``on_visit``/``on_leave`` would.
     """
     kind = type(node)
     stack = walker.stack
@@ -785,14 +763,8 @@ def _traverse(node: cst.CSTNode, walker: "_Walker") -> None:
     handler = getattr(walker, handler_name, None)
     if handler is not None:
         handler(node)
-    for name in _child_fields(kind):
-        value = getattr(node, name)
-        if isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode) and not _is_trivia(type(item)):
-                    _traverse(item, walker)
-        elif value is not None and isinstance(value, cst.CSTNode) and not _is_trivia(type(value)):
-            _traverse(value, walker)
+    for child in code_children(node):
+        _traverse(child, walker)
     stack.pop()
 
 
