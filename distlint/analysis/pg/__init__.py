@@ -31,7 +31,8 @@ from distlint.analysis.pg.creation import (
     ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, CallFacts,
     callee_last_name, config_names,
 )
-from distlint.analysis.pg.scan import CreationEvent, ScanContext, Site, StoreStatement, decorator_events, scan_function
+from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
+from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.config import Config
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ members), and a base's tests inherited by an ineligible subclass stay too (``SUB
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 

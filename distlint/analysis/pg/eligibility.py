@@ -18,7 +18,7 @@ import libcst as cst
 from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
 from distlint.analysis.pg.creation import env_family
-from distlint.analysis.pg.scan import Event, Scan
+from distlint.analysis.pg.events import Event, Scan
 
 _EMPTY = cst.Module([])
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
