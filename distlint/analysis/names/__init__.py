@@ -4,6 +4,9 @@ Shared by every analysis: add a helper here instead of writing it twice. The map
 :mod:`distlint.analysis.names.resolver` (same answers as the provider, ~16x cheaper, resolved
 per node on lookup); :func:`use_libcst_provider` switches to the real provider, for the tests
 that prove the two agree.
+
+The main-block rules use a cheaper, looser view built from import statements only:
+:mod:`distlint.analysis.names.import_table` says why the two exist.
 """
 
 from __future__ import annotations
