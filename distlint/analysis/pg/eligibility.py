@@ -212,45 +212,9 @@ def _same_options(options: Optional[cst.BaseExpression], class_options: Optional
 
 # -- summaries (DL202, the migrate report) ---------------------------------------------------------
 
-#: How DL202 counts tests with a reason: "1 aborts the PG", "3 abort the PG" (the
-#: subject is the count of tests, so each phrase comes in both numbers).
-REASON_PHRASES: Dict[Reason, Tuple[str, str]] = {
-    Reason.DESTROYS_PG_EARLY: ("destroys the PG early", "destroy the PG early"),
-    Reason.TESTS_ABORT: ("aborts or shuts down the PG", "abort or shut down the PG"),
-    Reason.MULTIPLE_PGS: ("creates several PGs", "create several PGs"),
-    Reason.PG_ENVIRONMENT: ("sets PG environment", "set PG environment"),
-    Reason.ENV_DECORATOR: ("uses with_nccl_blocking_wait/with_dist_debug_levels",
-                           "use with_nccl_blocking_wait/with_dist_debug_levels"),
-    Reason.CUSTOM_TIMEOUT: ("passes its own timeout", "pass their own timeout"),
-    Reason.EXPECTS_FAILURE: ("expects failure", "expect failure"),
-    Reason.OTHER_WORLD_SIZE: ("uses another world size", "use another world size"),
-    Reason.OTHER_BACKEND: ("uses another backend", "use another backend"),
-    Reason.CUSTOM_OPTIONS: ("passes its own PG options", "pass their own PG options"),
-    Reason.USES_FILE_NAME: ("uses self.file_name beyond the store", "use self.file_name beyond the store"),
-    Reason.KILLS_RANK: ("kills a rank", "kill a rank"),
-    Reason.UNRESOLVED_PG: ("creates the PG in a way distlint cannot follow",
-                           "create the PG in a way distlint cannot follow"),
-    Reason.UNSUPPORTED_BASE: ("runs per-test through a base other than MultiProcessTestCase",
-                              "run per-test through a base other than MultiProcessTestCase"),
-    Reason.CLASS_ENVIRONMENT: ("is in a class whose setUp sets PG environment",
-                               "are in a class whose setUp sets PG environment"),
-    Reason.CLASS_SETUP: ("is in a class whose setUp/tearDown do more than spawn",
-                         "are in a class whose setUp/tearDown do more than spawn"),
-    Reason.UNKNOWN_BACKEND: ("is in a class whose backend is not a literal",
-                             "are in a class whose backend is not a literal"),
-    Reason.CLASS_OPTIONS: ("is in a class whose PG options cannot become opts()",
-                           "are in a class whose PG options cannot become opts()"),
-    Reason.CLASS_TIMEOUT: ("is in a class whose PG timeout reads self", "are in a class whose PG timeout reads self"),
-    Reason.BASE_CLASS: ("inherits a base class that cannot share a PG", "inherit a base class that cannot share a PG"),
-    Reason.SUBCLASS: ("is inherited by a subclass that cannot share a PG",
-                      "are inherited by a subclass that cannot share a PG"),
-}
-
-
 def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str:
     """DL202's phrase for ``count`` tests (the verb agrees with it); for environment, the
     variable families ("sets TORCH_NCCL_*/NCCL_*")."""
-    singular, plural = REASON_PHRASES[reason]
     if reason is Reason.PG_ENVIRONMENT:
         families: List[str] = []
         for detail in details:
@@ -260,7 +224,7 @@ def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str
                     families.append(family)
         if families:
             return ("sets " if count == 1 else "set ") + "/".join(families)
-    return singular if count == 1 else plural
+    return reason.phrase(count)
 
 
 def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
@@ -275,33 +239,7 @@ def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
     return [(counts[r], reason_phrase(r, details[r], counts[r])) for r in ordered]
 
 
-#: Short forms for one-line messages (DL201, the migrate report): "<short> (<detail>)".
-REASON_SHORT: Dict[Reason, str] = {
-    Reason.DESTROYS_PG_EARLY: "destroys the PG before the end",
-    Reason.TESTS_ABORT: "aborts or shuts down the PG",
-    Reason.MULTIPLE_PGS: "creates several PGs",
-    Reason.PG_ENVIRONMENT: "sets PG environment",
-    Reason.ENV_DECORATOR: "changes PG environment",
-    Reason.CUSTOM_TIMEOUT: "own timeout",
-    Reason.EXPECTS_FAILURE: "expects failure",
-    Reason.OTHER_WORLD_SIZE: "another world size",
-    Reason.OTHER_BACKEND: "another backend",
-    Reason.CUSTOM_OPTIONS: "own PG options",
-    Reason.USES_FILE_NAME: "uses self.file_name beyond the store",
-    Reason.KILLS_RANK: "kills a rank",
-    Reason.UNRESOLVED_PG: "creates its PG where distlint cannot follow",
-    Reason.UNSUPPORTED_BASE: "unsupported per-test base",
-    Reason.CLASS_ENVIRONMENT: "class setUp sets PG environment",
-    Reason.CLASS_SETUP: "class setUp/tearDown do more than spawn",
-    Reason.UNKNOWN_BACKEND: "class backend not a literal",
-    Reason.CLASS_OPTIONS: "class PG options cannot become opts()",
-    Reason.CLASS_TIMEOUT: "class PG timeout reads self",
-    Reason.BASE_CLASS: "base class cannot share a PG",
-    Reason.SUBCLASS: "inherited by a subclass that cannot share a PG",
-}
-
-
 def describe_short(entry: Ineligibility) -> str:
     """``expects failure (assertRaises around .allreduce())``."""
-    short = REASON_SHORT[entry.reason]
+    short = entry.reason.short
     return f"{short} ({entry.detail})" if entry.detail else short
