@@ -25,6 +25,9 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
+from distlint.analysis.mainblock.fix import ensure_main_block
+from distlint.analysis.model import ModuleAnalysis
+from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import class_statements
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement, _code
@@ -89,15 +92,11 @@ def _screen(source: bytes, config: Config) -> bool:
     """Whether the file may have a per-test-spawn class: the DL202 pre-screen's per-test words
     (``_spawn_processes``, ``DTensorTestBase``, ``FSDPTest``, ``per-test-bases``...), so a file
     whose classes all derive from such a base is reported, never skipped."""
-    from distlint.analysis.pg import per_test_words
-
     return any(word.encode() in source for word in per_test_words(config))
 
 
-def _analyze(wrapper: MetadataWrapper, config: Config):
-    from distlint.analysis.pg import analyze_module  # the shared DL2xx analysis
-
-    return analyze_module(wrapper, config)
+def _analyze(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
+    return analyze_module(wrapper, config)  # the shared DL2xx analysis
 
 
 def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
@@ -130,7 +129,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         result.report = plan.report
         if not plan.changes:
             return result
-        migrated = _Emitter(plan, wrapper, options).module()
+        migrated = _Emitter(plan, wrapper, options, config.runners).module()
         new_bytes = migrated.bytes
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
@@ -150,10 +149,13 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
 # -- building the new module ---------------------------------------------------------------
 
 class _Emitter:
-    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions) -> None:
+    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions,
+                 runners: Sequence[str]) -> None:
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
+        #: The ``runners`` config: what runs the tests, as DL101-DL104 see it.
+        self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         self.base_name = self._base_name()
         self.context = CodemodContext(wrapper=wrapper)
@@ -196,7 +198,7 @@ class _Emitter:
         module = self.plan.module.with_changes(body=body)
         switch_runner = self.options.runtime == "distlint" and self.uses_base
         if switch_runner:
-            module, replaced, note = point_runner_at_placeholder(module)
+            module, replaced, note = point_runner_at_placeholder(module, self.runners)
             if note:
                 self.plan.report.notes.append(note)
             if replaced is not None:
@@ -208,7 +210,7 @@ class _Emitter:
             context = CodemodContext()
             AddImportsVisitor.add_needed_import(context, runner_module, runner, alias)
             module = module.visit(AddImportsVisitor(context))
-        return _ensure_main_block(module, self.options)
+        return _ensure_main_block(module, self.options, self.runners)
 
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
@@ -406,14 +408,10 @@ def _removal_batches(scheduled: List[tuple]) -> List[List[tuple]]:
     return batches
 
 
-def _ensure_main_block(module: cst.Module, options: MigrateOptions) -> cst.Module:
-    """The ``__main__`` block that runs the tests (the DL101 fix), when that fix is available."""
-    try:
-        from distlint.analysis.mainblock.fix import ensure_main_block as ensure
-    except ImportError:  # pragma: no cover - the DL101 fix ships with distlint
-        return module
+def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Sequence[str]) -> cst.Module:
+    """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = "distlint.runtime" if options.runtime == "distlint" else TORCH_RUNNER_MODULE
-    return ensure(module, runner_module=runner)
+    return ensure_main_block(module, runner_module=runner, runners=runners)
 
 
 def _index_nodes(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:

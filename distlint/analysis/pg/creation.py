@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -107,11 +107,6 @@ def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]
             return member
         # ``c10d.ProcessGroupNCCL.Options()`` and friends are not members; only direct ones count.
     return None
-
-
-def resolves_to(names: QualifiedNames, node: cst.CSTNode, wanted: Iterable[str]) -> bool:
-    """Whether ``node`` resolves to one of the fully qualified ``wanted`` names."""
-    return bool(qualified_names(names, node) & set(wanted))
 
 
 def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
