@@ -404,26 +404,6 @@ def test_existing_torch_continuous_import_gets_an_alias() -> None:
     assert "class Old(MultiProcContinuousTest):" in text
 
 
-def test_main_block_is_added_when_missing() -> None:
-    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
-                            + '''
-    class BarrierTest(MultiProcessTestCase):
-        world_size = 2
-
-        def setUp(self):
-            super().setUp()
-            self._spawn_processes()
-
-        def test_barrier(self):
-            store = dist.FileStore(self.file_name, self.world_size)
-            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
-            dist.barrier()
-    ''')
-    text = result.migrated.decode()
-    assert text.rstrip().endswith('if __name__ == "__main__":\n    run_tests()')
-    assert "from distlint.runtime import" in text and "run_tests" in text.split("class")[0]
-
-
 LAUNCHER = "mypkg.testing.launch_tests"
 BARRIER_TEST = '''
     class BarrierTest(MultiProcessTestCase):
@@ -438,6 +418,14 @@ BARRIER_TEST = '''
             dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
             dist.barrier()
 '''
+
+
+def test_main_block_is_added_when_missing() -> None:
+    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
+                            + BARRIER_TEST)
+    text = result.migrated.decode()
+    assert text.rstrip().endswith('if __name__ == "__main__":\n    run_tests()')
+    assert "from distlint.runtime import" in text and "run_tests" in text.split("class")[0]
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
