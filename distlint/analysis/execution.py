@@ -1,4 +1,7 @@
-"""Moved to :mod:`distlint.analysis.pg.execution`: this alias only keeps ``distlint/rules``' imports working until they
-import from there (then delete this file)."""
+"""Moved to :mod:`distlint.analysis.pg.execution`.
+
+This alias keeps ``distlint/rules``' imports working until they import from there; then
+delete it.
+"""
 
 from distlint.analysis.pg.execution import integer_literal  # noqa: F401

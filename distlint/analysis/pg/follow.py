@@ -11,7 +11,7 @@ are resolved through helper parameters (``opts`` -> the caller's ``self.opts()``
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -22,10 +22,15 @@ from distlint.analysis.pg.creation import (
 )
 from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site, StoreStatement
 
-if TYPE_CHECKING:
-    from distlint.analysis.pg.scan import Walker
-
 MAX_HELPER_DEPTH = 4
+
+
+class Walks(Protocol):
+    """Where the walks come from: one per (function, class of ``self``), made on first use."""
+
+    names: QualifiedNames
+
+    def walker(self, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> "WalkedFunction": ...
 
 
 @dataclass
@@ -51,7 +56,34 @@ class HelperCall:
     fallback: Optional[CreationEvent] = None
 
 
-def resolve(walker: "Walker", expression: Optional[cst.BaseExpression], binding: Optional[Binding],
+class WalkedFunction:
+    """What one walk of a function recorded (:class:`~distlint.analysis.pg.scan.Walker` fills
+    it): the events of its own body, and what :func:`finish` needs to bind each call of it."""
+
+    def __init__(self, context: Walks, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> None:
+        self.context = context
+        self.names = context.names
+        self.func = func
+        #: The class of ``self`` (None for a module-level function).
+        self.owner = owner
+        body = func.body
+        self.body: Sequence[cst.BaseStatement] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+        self.scan = Scan()
+        self.raw_creations: List[Tuple[CreationEvent, cst.Call]] = []
+        self.helper_calls: List[HelperCall] = []
+        self.creation_call_ids: Set[int] = set()
+        #: Names read, with the ids of the calls and statement lines around each read.
+        self.name_refs: List[Tuple[cst.Name, Tuple[int, ...]]] = []
+        self.assignments: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+        self.mutated: Set[str] = set()
+        self.store_candidates: List[Tuple[str, cst.BaseStatement, cst.Call]] = []
+        self.file_name_refs: List[Tuple[cst.Attribute, Tuple[int, ...], Site]] = []
+        self.returned_store_ids: Set[int] = set()
+        self.teardown_ids: Set[int] = set()
+        self.tail_ids: Set[int] = set()
+
+
+def resolve(walker: WalkedFunction, expression: Optional[cst.BaseExpression], binding: Optional[Binding],
             depth: int = 0) -> Optional[cst.BaseExpression]:
     """An expression with helper parameters and single local assignments substituted."""
     if expression is None:
@@ -83,7 +115,8 @@ def _effective_call(call: cst.Call, binding: Optional[Binding]) -> cst.Call:
     return call.with_changes(args=args)
 
 
-def _resolved_creation(walker: "Walker", event: CreationEvent, call: cst.Call, binding: Optional[Binding]) -> CreationEvent:
+def _resolved_creation(walker: WalkedFunction, event: CreationEvent, call: cst.Call,
+                       binding: Optional[Binding]) -> CreationEvent:
     """``event`` with its facts read through forwarded ``**kwargs`` and resolved in this scope."""
     facts = _refresh_facts(event, _effective_call(call, binding))
     backend = resolve(walker, facts.backend, binding)
@@ -93,7 +126,7 @@ def _resolved_creation(walker: "Walker", event: CreationEvent, call: cst.Call, b
         options=resolve(walker, facts.options, binding), store=resolve(walker, facts.store, binding)))
 
 
-def finish(walker: "Walker", binding: Optional[Binding], depth: int, visiting: frozenset) -> Scan:
+def finish(walker: WalkedFunction, binding: Optional[Binding], depth: int, visiting: frozenset) -> Scan:
     """The walk's events for one call of this function (``binding``: its arguments), helpers lifted in."""
     walked = walker.scan
     scan = Scan(destroys=list(walked.destroys), aborts=list(walked.aborts), env=list(walked.env),
@@ -139,7 +172,7 @@ def is_subgroup(names: QualifiedNames, target: Optional[cst.BaseExpression]) -> 
     return isinstance(target, cst.Call) and torch_dist_member(names, target) in SUBGROUP_FUNCTIONS
 
 
-def _bind(walker: "Walker", helper_call: HelperCall, binding: Optional[Binding]) -> Binding:
+def _bind(walker: WalkedFunction, helper_call: HelperCall, binding: Optional[Binding]) -> Binding:
     params = helper_call.helper.params
     positional = list(params.posonly_params) + list(params.params)
     if positional and helper_call.is_method and positional[0].name.value in ("self", "cls"):
@@ -170,7 +203,7 @@ def _bind(walker: "Walker", helper_call: HelperCall, binding: Optional[Binding])
     return Binding(bound, star_kwargs, tuple(extra))
 
 
-def _lift(walker: "Walker", scan: Scan, inner: Scan, helper_call: HelperCall) -> None:
+def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCall) -> None:
     """Re-express a helper's events as events of the call to it in this function."""
     site = helper_call.site
     call_trailing = site.statement is not None and id(site.statement) in walker.tail_ids
@@ -197,7 +230,7 @@ def _lift(walker: "Walker", scan: Scan, inner: Scan, helper_call: HelperCall) ->
             scan.self_attributes.append(attr)
 
 
-def _stores_and_file_name(walker: "Walker", scan: Scan, creation_ids: Set[int]) -> None:
+def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: Set[int]) -> None:
     """Store statements used only for PG creations; ``self.file_name`` uses beyond them."""
     stores: Dict[str, Tuple[cst.BaseStatement, cst.Call]] = {
         name: (statement, call) for name, statement, call in walker.store_candidates

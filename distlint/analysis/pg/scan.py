@@ -33,7 +33,7 @@ from distlint.analysis.pg.creation import (
 from distlint.analysis.pg.environment import environ_subscripts, environment_call_keys
 from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site
 from distlint.analysis.pg.execution import ClassTable
-from distlint.analysis.pg.follow import HelperCall, finish, is_subgroup, resolve
+from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
 from distlint.analysis.pg.teardown import trailing_teardown
 from distlint.analysis.walk import code_children
 from distlint.config import Config
@@ -78,51 +78,23 @@ def scan_function(context: ScanContext, func: cst.FunctionDef, owner: Optional[c
     return finish(context.walker(func, owner), binding=None, depth=0, visiting=frozenset({id(func)}))
 
 
-def _body(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
-    return func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
-
-
-class Walker(cst.CSTVisitor):
-    """Walks one function once; :func:`~distlint.analysis.pg.follow.finish` turns the walk into the
-    :class:`Scan` of one call."""
+class Walker(WalkedFunction):
+    """Walks one function once (:meth:`walk`), recording what
+    :func:`~distlint.analysis.pg.follow.finish` needs to build the :class:`Scan` of each call."""
 
     def __init__(self, context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> None:
-        super().__init__()
-        self.context = context
-        self.names = context.names
-        self.func = func
-        self.owner = owner
-        self.body = list(_body(func))
+        super().__init__(context, func, owner)
         self.top_index = {id(s): i for i, s in enumerate(self.body)}
+        #: The ancestors of the node being visited (what ``on_visit``/``on_leave`` would keep).
         self.stack: List[cst.CSTNode] = []
         self.counter = 0
-        self.scan = Scan()
-        self.raw_creations: List[Tuple[CreationEvent, cst.Call]] = []
-        self.helper_calls: List[HelperCall] = []
-        self.creation_call_ids: Set[int] = set()
         self.excluded_names: Set[int] = set()
-        self.name_refs: List[Tuple[cst.Name, Tuple[int, ...]]] = []
-        self.assignments: Dict[str, List[cst.BaseExpression]] = {}
-        self.mutated: Set[str] = set()
-        self.store_candidates: List[Tuple[str, cst.BaseStatement, cst.Call]] = []
-        self.file_name_refs: List[Tuple[cst.Attribute, Tuple[int, ...], Site]] = []
-        self.returned_store_ids: Set[int] = set()
-        self.teardown_ids: Set[int] = set()
-        self.tail_ids: Set[int] = set()
 
     def walk(self) -> None:
         _traverse(self.func.body, self)
         self.scan.teardown, self.teardown_ids, self.tail_ids = trailing_teardown(self.body, self._is_destroy_call)
 
     # -- context ---------------------------------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self.stack.pop()
-
     def _site(self, node: cst.CSTNode) -> Site:
         self.counter += 1
         statement: Optional[cst.BaseStatement] = None
@@ -410,7 +382,7 @@ _HANDLERS: Dict[type, str] = {}
 
 
 def _traverse(node: cst.CSTNode, walker: "Walker") -> None:
-    """``node.visit(walker)`` for a read-only visitor, without libcst rebuilding every node on the way.
+    """What ``node.visit(walker)`` would do for a read-only visitor, without libcst rebuilding every node.
 
     Children are :func:`~distlint.analysis.walk.code_children`, in libcst's visiting order;
     ``visit_<Type>`` runs before the children, and the ancestor stack is kept as
