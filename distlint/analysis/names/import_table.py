@@ -5,13 +5,14 @@ the PG rules and the codemod use): they answer different questions at different 
 
 * ``NameResolver`` gives libcst's ``QualifiedNameProvider`` answers for *any* node, which
   needs one walk of the whole module (every method body included) before the first
-  answer: 0.30x a libcst parse on the 54-file corpus of ``benchmarks/mainblock_names.py``.
+  answer: 0.30x a libcst parse on the 54-file corpus of ``benchmarks/mainblock_names.py``
+  (BENCHMARKS.md, "Main-block rules cost").
 * The main-block rules only ask which callable a call names, at module level, in the main
   block and in the few functions it reaches; they never look into method bodies. This
   table is built from those import statements only, and the whole DL1xx analysis that
-  uses it costs 0.11x a parse (same run). DL1xx runs on every test file, so a table read
-  off the resolver would make each file that reaches those rules ~1.4x a parse instead of
-  ~1.1x.
+  uses it costs 0.09x a parse (same run). DL1xx runs on every test file, so a table read
+  off the resolver would make each file that reaches those rules cost ~1.4x a parse
+  instead of ~1.1x.
 * It also answers more loosely on purpose: a star import may bind any name
   (``from m import *`` makes ``run_tests`` possibly ``m.run_tests``), and
   :meth:`ImportTable.candidates` adds what a call is *written* as, so an unusual import
