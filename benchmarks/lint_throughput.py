@@ -1,35 +1,43 @@
-"""Throughput of ``distlint check`` against a PyTorch-style linter, side by side.
+"""Throughput of ``distlint check`` against PyTorch's TEST_HAS_MAIN linter as it ships, side by side.
 
-Generates a corpus of realistic test modules (default 2,000; 5-60 KB each, sized and
-shaped like PyTorch / torchrec / torchtitan test files), then times, on that corpus:
+Every variant is a fresh process started by this script (interpreter start-up and
+imports included), given the same files through an ``@paths`` file, as lintrunner does:
 
-* baseline   - PyTorch's old TEST_HAS_MAIN linter: libcst parse + ``matchers.findall``
-               over the whole module for a ``run_tests`` call, one process;
-* cold -j1   - ``distlint check --no-cache --jobs 1``;
-* cold       - ``distlint check --no-cache`` (default jobs: the CPU count);
-* cache fill - ``distlint check`` with an empty cache (cold, writing the cache);
-* warm       - ``distlint check`` again, every file unchanged.
+* baseline    - PyTorch's linter (``pytorch_test_has_main.py``: libcst parse, a match
+                inside the top-level ``__main__`` block only, ``multiprocessing.Pool(8)``);
+* cold        - ``distlint check --no-cache`` (default jobs: the CPUs available);
+* cold -j1    - ``distlint check --no-cache --jobs 1``;
+* cache fill  - ``distlint check`` with an empty cache (cold, writing it), then
+* warm        - ``distlint check`` again, nothing changed;
+* one file    - the baseline and ``distlint check --no-cache`` on one file alone (what a
+                pre-commit hook does for a one-file change): the median-size file and
+                the largest one;
+* ast floor   - stdlib ``ast.parse`` of every file in this process, one core: the least
+                any Python linter pays to read the files (CPU seconds; informational).
 
-distlint runs as a subprocess with every rule on (``--select DL``: the default-off rules
-too), start-up included, from a copy of the package taken at the start (an edit to the
-working tree between two runs would otherwise invalidate the cache); the baseline runs
-in this process (its start-up excluded). Besides wall time and files/s, the table gives
-CPU seconds (workers included), which stay comparable on a busy machine. The corpus mix (seeded, so every run builds the same files):
-most files are ordinary test files with a correct main block; ~20% are distributed
-per-test-spawn files (``MultiProcessTestCase`` + a PG per test), ~8% continuous
-classes, ~5% pytest-run suites without a main block (torchrec/torchtitan style), and
-~5% are the golden fixtures (``fixtures/**/test_*.py``, whatever is there: the DL1xx
-problems, PG shapes) padded with filler test classes to a realistic size.
+Each repeat runs every variant once, the order rotated from repeat to repeat, so a busy
+moment on a shared machine hits every variant alike; the table gives medians, each run's
+wall time, and CPU seconds (workers included), which stay comparable under load.
+distlint runs with the default rules (``--select`` to change) from a copy of the package
+taken at the start (an edit to the tree during the run would otherwise invalidate the
+cache between the fill and the warm run); all its whole-corpus runs must report the same
+findings, and the script stops otherwise.
 
-Usage: python benchmarks/lint_throughput.py [--files 2000] [--corpus DIR] [--baseline-files N]
+The corpus is generated (``lint_corpus.py``, seeded: ``--files`` test modules) unless
+``--corpus DIR`` names a checkout: then its files matching ``--pattern`` (default
+``test_*.py``, PyTorch's include pattern for this linter) are linted, and nothing is
+written into it (the cache lives in a temporary folder).
+
+Usage: python benchmarks/lint_throughput.py [--files 1000] [--repeat 3] [--corpus DIR] [--pattern GLOB]
+                                            [--select CODES] [--per-kind N]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
-import random
 import resource
 import shutil
 import statistics
@@ -37,396 +45,37 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-ROOT = Path(__file__).resolve().parent.parent
-MIN_SIZE, MAX_SIZE = 5_000, 60_000
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
 
-OPS = ["abs", "exp", "log1p", "sigmoid", "tanh", "relu", "sqrt", "sin", "cos", "erf", "neg", "reciprocal"]
-REDUCTIONS = ["sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp"]
-DTYPES = ["torch.float32", "torch.float64", "torch.bfloat16", "torch.float16", "torch.int64"]
-NOUNS = ["linear", "conv", "embedding", "attention", "norm", "optimizer", "scheduler", "sampler", "module",
-         "buffer", "parameter", "gradient", "checkpoint", "state_dict", "hook", "shard", "bucket", "reducer",
-         "pipeline", "stage", "mesh", "placement", "collective", "tensor", "storage", "stream", "event", "graph"]
-VERBS = ["forward", "backward", "load", "save", "reset", "sync", "flatten", "unflatten", "wrap", "broadcast",
-         "gather", "scatter", "reduce", "resize", "clone", "detach", "compile", "trace", "export", "register"]
-COLLECTIVES = [("all_reduce", "tensor"), ("broadcast", "tensor, src=0"), ("all_gather", "outputs, tensor"),
-               ("reduce_scatter", "output, inputs"), ("barrier", ""), ("all_to_all", "outputs, inputs")]
+from lint_corpus import build_corpus  # noqa: E402
+from pytorch_test_has_main import check_file  # noqa: E402
+
+BASELINE = HERE / "pytorch_test_has_main.py"
+BASELINE_LABEL = "baseline: PyTorch's TEST_HAS_MAIN (main block only, Pool(8))"
+#: Folders never linted in a checkout.
+SKIPPED_DIRS = {"site-packages", "node_modules", "__pycache__", "build", "dist"}
 
 
-# -- corpus ---------------------------------------------------------------------------------------
+@dataclass
+class Variant:
+    """One row of the table: its runs' wall and CPU seconds, and the files each run covered."""
 
-def _name(rng: random.Random, parts: int = 2) -> str:
-    return "_".join(rng.choice(NOUNS + VERBS) for _ in range(parts))
+    label: str
+    files: int
+    walls: List[float] = field(default_factory=list)
+    cpus: List[float] = field(default_factory=list)
+    compare_to: Optional[str] = BASELINE_LABEL  # the row whose median wall time "vs baseline" divides
 
-
-def _camel(snake: str) -> str:
-    return "".join(part.capitalize() for part in snake.split("_"))
-
-
-def _filler_method(rng: random.Random, device: str = "self.device_type") -> str:
-    """One realistic test method (shapes seen across PyTorch's test suite)."""
-    name = f"test_{_name(rng, rng.randint(2, 4))}"
-    op, red = rng.choice(OPS), rng.choice(REDUCTIONS)
-    n, m = rng.choice([2, 3, 4, 8, 16, 32, 128]), rng.choice([1, 3, 5, 7, 64, 256])
-    kind = rng.randrange(7)
-    if kind == 0:
-        return f'''
-    @parametrize("dtype", [{", ".join(rng.sample(DTYPES[:4], 3))}])
-    def {name}(self, dtype):
-        """`torch.{op}` followed by `{red}` matches the float64 reference."""
-        x = torch.randn({n}, {m}, dtype=dtype)
-        actual = torch.{op}(x).{red}(dim=-1)
-        expected = torch.{op}(x.double()).{red}(dim=-1).to(dtype)
-        self.assertEqual(actual, expected, atol={rng.choice(["1e-5", "1e-3", "2e-2"])}, rtol=1e-3)
-'''
-    if kind == 1:
-        return f'''
-    def {name}(self):
-        model = nn.Sequential(nn.Linear({m}, {n}), nn.ReLU(), nn.Linear({n}, {m}))
-        inp = torch.randn({rng.randint(2, 16)}, {m}, requires_grad=True)
-        out = model(inp)
-        out.{red}().backward()
-        # Every parameter received a gradient of the right shape.
-        for param in model.parameters():
-            self.assertIsNotNone(param.grad)
-            self.assertEqual(param.grad.shape, param.shape)
-        self.assertEqual(inp.grad.shape, inp.shape)
-'''
-    if kind == 2:
-        return f'''
-    def {name}(self):
-        for size in ({", ".join(str(rng.randint(1, 512)) for _ in range(rng.randint(2, 5)))}):
-            with self.subTest(size=size):
-                t = torch.arange(size, dtype=torch.float32)
-                self.assertEqual(t.{red}().item(), t.double().{red}().item(), atol=1e-4, rtol=0)
-                self.assertTrue(torch.{op}(t).isfinite().all() or size == 0)
-'''
-    if kind == 3:
-        return f'''
-    @unittest.skipIf(not torch.cuda.is_available(), "CUDA not available")
-    def {name}(self):
-        x = torch.randn({n}, {m}, device="cuda")
-        y = x.clone().cpu()
-        torch.cuda.synchronize()
-        self.assertEqual(torch.{op}(x).cpu(), torch.{op}(y))
-'''
-    if kind == 4:
-        return f'''
-    def {name}(self):
-        sd = {{"weight": torch.randn({n}, {m}), "bias": torch.zeros({n}), "step": torch.tensor({rng.randint(0, 99)})}}
-        buffer = io.BytesIO()
-        torch.save(sd, buffer)
-        buffer.seek(0)
-        loaded = torch.load(buffer, weights_only=True)
-        self.assertEqual(sorted(loaded), sorted(sd))
-        for key, value in sd.items():
-            self.assertEqual(loaded[key], value, msg=f"mismatch in {{key}}")
-'''
-    if kind == 5:
-        return f'''
-    def {name}(self):
-        with self.assertRaisesRegex(RuntimeError, "{rng.choice(["shape", "size mismatch", "expected"])}"):
-            torch.randn({n}, {m}) @ torch.randn({m + 1}, {n})
-'''
-    return f'''
-    def {name}(self):
-        def helper(t, scale={rng.randint(1, 9)}):
-            return torch.{op}(t) * scale
-
-        inputs = [torch.randn({n}) for _ in range({rng.randint(2, 6)})]
-        outputs = [helper(t) for t in inputs]
-        stacked = torch.stack(outputs)
-        self.assertEqual(stacked.shape, (len(inputs), {n}))
-        self.assertEqual(stacked.{red}(dim=0), torch.stack([helper(t) for t in inputs]).{red}(dim=0))
-'''
-
-
-def _filler_class(rng: random.Random, base: str = "TestCase") -> str:
-    name = f"Test{_camel(_name(rng, 2))}"
-    methods = "".join(_filler_method(rng) for _ in range(rng.randint(4, 12)))
-    setup = ""
-    if rng.random() < 0.4:
-        setup = f'''
-    def setUp(self):
-        super().setUp()
-        torch.manual_seed({rng.randint(0, 9999)})
-'''
-    return f'''
-
-class {name}({base}):
-    """Tests for {_name(rng, 2).replace("_", " ")}."""
-{setup}{methods}'''
-
-
-_ORDINARY_HEADER = '''# Owner(s): ["module: {owner}"]
-
-import io
-import unittest
-
-import torch
-import torch.nn as nn
-from torch.testing._internal.common_utils import (
-    instantiate_parametrized_tests,
-    parametrize,
-    run_tests,
-    TestCase,
-)
-'''
-_MAIN = '''
-
-if __name__ == "__main__":
-    run_tests()
-'''
-
-
-def ordinary_file(rng: random.Random, target: int) -> str:
-    parts = [_ORDINARY_HEADER.format(owner=rng.choice(["nn", "optimizers", "autograd", "serialization"]))]
-    classes = []
-    while _room(parts, target - 200):
-        if not _add(parts, _filler_class(rng)):
-            break
-        classes.append(parts[-1].split("class ", 1)[1].split("(", 1)[0])
-    parts.append("\n\n" + "".join(f"instantiate_parametrized_tests({c})\n" for c in classes))
-    return "".join(parts) + _MAIN
-
-
-_SPAWN_HEADER = '''# Owner(s): ["oncall: distributed"]
-
-import io
-import os
-import sys
-import unittest
-from datetime import timedelta
-
-import torch
-import torch.distributed as dist
-import torch.distributed.distributed_c10d as c10d
-import torch.nn as nn
-from torch.testing._internal.common_distributed import (
-    MultiProcessTestCase,
-    requires_gloo,
-    skip_if_lt_x_gpu,
-)
-from torch.testing._internal.common_utils import parametrize, run_tests, TestCase
-
-if not dist.is_available():
-    print("Distributed not available, skipping tests", file=sys.stderr)
-    sys.exit(0)
-'''
-
-
-def _spawn_test(rng: random.Random, helper: str) -> str:
-    name = f"test_{_name(rng, rng.randint(2, 3))}"
-    collective, args = rng.choice(COLLECTIVES)
-    n = rng.choice([4, 8, 16, 1024])
-    shape = rng.randrange(3)
-    if shape == 0:  # init_process_group in the test
-        create = '''        store = dist.FileStore(self.file_name, self.world_size)
-        dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
-        pg = dist.group.WORLD'''
-    elif shape == 1:  # a backend constructor
-        create = '''        store = c10d.FileStore(self.file_name, self.world_size)
-        pg = c10d.ProcessGroupGloo(store, self.rank, self.world_size, self.opts())'''
-    else:  # a same-class helper
-        create = f"        pg = self.{helper}()"
-    call = {
-        "all_reduce": "dist.all_reduce(tensor, group=pg)",
-        "broadcast": "dist.broadcast(tensor, src=0, group=pg)",
-        "all_gather": "outputs = [torch.empty_like(tensor) for _ in range(self.world_size)]\n"
-                      "        dist.all_gather(outputs, tensor, group=pg)",
-        "reduce_scatter": "dist.barrier(group=pg)",
-        "barrier": "dist.barrier(group=pg)",
-        "all_to_all": "dist.barrier(group=pg)",
-    }[collective]
-    return f'''
-    @requires_gloo()
-    def {name}(self):
-{create}
-        tensor = torch.full(({n},), float(self.rank + 1))
-        {call}
-        # Each rank contributed rank + 1.
-        self.assertEqual(tensor.numel(), {n})
-        dist.destroy_process_group()
-'''
-
-
-def per_test_spawn_file(rng: random.Random, target: int) -> str:
-    parts = [_SPAWN_HEADER]
-    while _room(parts, target - 300):
-        helper = f"_init_{_name(rng, 1)}_pg"
-        name = f"{_camel(_name(rng, 2))}Test"
-        tests = "".join(_spawn_test(rng, helper) for _ in range(rng.randint(4, 14)))
-        added = _add(parts, f'''
-
-class {name}(MultiProcessTestCase):
-    def setUp(self):
-        super().setUp()
-        self._spawn_processes()
-
-    def tearDown(self):
-        super().tearDown()
-        try:
-            os.remove(self.file_name)
-        except OSError:
-            pass
-
-    @property
-    def world_size(self):
-        return {rng.choice([2, 4])}
-
-    def opts(self, threads=2):
-        opts = c10d.ProcessGroupGloo._Options()
-        opts._timeout = 5.0
-        opts._threads = threads
-        return opts
-
-    def {helper}(self):
-        store = dist.FileStore(self.file_name, self.world_size)
-        dist.init_process_group(
-            backend="gloo", store=store, rank=self.rank, world_size=self.world_size,
-            timeout=timedelta(seconds=60),
-        )
-        return dist.group.WORLD
-{tests}''')
-        if not added:
-            break
-        if rng.random() < 0.5:  # real distributed files also hold plain unit tests
-            _add(parts, _filler_class(rng))
-    return "".join(parts) + _MAIN
-
-
-def continuous_file(rng: random.Random, target: int) -> str:
-    parts = [_SPAWN_HEADER.replace("MultiProcessTestCase", "MultiProcContinuousTest")]
-    while _room(parts, target - 300):
-        tests = []
-        for _ in range(rng.randint(4, 16)):
-            collective = rng.choice(["all_reduce", "broadcast", "barrier"])
-            call = {"all_reduce": "dist.all_reduce(t)", "broadcast": "dist.broadcast(t, src=0)",
-                    "barrier": "dist.barrier()"}[collective]
-            tests.append(f'''
-    def test_{_name(rng, 3)}(self):
-        t = torch.ones({rng.choice([2, 16, 128])}) * (self.rank + 1)
-        {call}
-        self.assertEqual(t.numel(), t.shape[0])
-''')
-        if not _add(parts, f'''
-
-class {_camel(_name(rng, 2))}Test(MultiProcContinuousTest):
-    world_size = 2
-
-    @classmethod
-    def backend_str(cls):
-        return "gloo"
-{"".join(tests)}'''):
-            break
-    return "".join(parts) + _MAIN
-
-
-def pytest_suite_file(rng: random.Random, target: int) -> str:
-    """torchrec / torchtitan style: unittest classes run by pytest, no main block, no run_tests."""
-    parts = ['''#!/usr/bin/env python3
-# Copyright (c) Meta Platforms, Inc. and affiliates.
-
-import io
-import unittest
-
-import torch
-import torch.nn as nn
-from torch.testing._internal.common_utils import parametrize
-''']
-    while _room(parts, target) and _add(parts, _filler_class(rng, base="unittest.TestCase")):
-        pass
-    return "".join(parts)
-
-
-def padded_fixture(rng: random.Random, target: int, source: str) -> str:
-    """A golden fixture with filler classes inserted after its imports (its shape kept)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    line = 0
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            line = node.end_lineno or node.lineno
-        elif line:
-            break
-    lines = source.splitlines(keepends=True)
-    filler = [source, "\nimport io as _io_filler  # noqa: F401\nimport unittest\nimport torch.nn as nn\n"]
-    while _room(filler, target) and _add(
-            filler, _filler_class(rng, base="unittest.TestCase").replace("io.BytesIO", "_io_filler.BytesIO")):
-        pass
-    filler.pop(0)
-    return "".join(lines[:line]) + "".join(filler) + "\n" + "".join(lines[line:])
-
-
-def _room(parts: List[str], target: int) -> bool:
-    return sum(map(len, parts)) < target
-
-
-def _add(parts: List[str], text: str) -> bool:
-    """Append ``text`` unless the file would outgrow MAX_SIZE (the main block included)."""
-    if sum(map(len, parts)) + len(text) > MAX_SIZE - 1_500:  # room for instantiate_...() and main
-        return False
-    parts.append(text)
-    return True
-
-
-def _target_size(rng: random.Random) -> int:
-    # Log-normal around 14 KB, clipped to 5-60 KB: many small files, a long tail of big ones.
-    return int(min(MAX_SIZE - 2_000, max(MIN_SIZE + 500, rng.lognormvariate(9.55, 0.6))))
-
-
-def build_corpus(directory: Path, files: int, seed: int = 2) -> Dict[str, int]:
-    rng = random.Random(seed)
-    fixtures = sorted(p for p in (ROOT / "fixtures").rglob("test_*.py"))
-    fixture_sources = [p.read_text() for p in fixtures]
-    kinds: List[Tuple[str, float, Callable[[random.Random, int], str]]] = [
-        ("ordinary", 0.62, ordinary_file),
-        ("per-test spawn", 0.20, per_test_spawn_file),
-        ("continuous", 0.08, continuous_file),
-        ("pytest-run suite", 0.05, pytest_suite_file),
-        ("padded fixture", 0.05, lambda r, t: padded_fixture(r, t, r.choice(fixture_sources))),
-    ]
-    if not fixture_sources:
-        kinds.pop()
-    counts = {name: 0 for name, _, _ in kinds}
-    directory.mkdir(parents=True, exist_ok=True)
-    for index in range(files):
-        name, _, make = rng.choices(kinds, weights=[w for _, w, _ in kinds])[0]
-        counts[name] += 1
-        text = make(rng, _target_size(rng))
-        sub = directory / f"area_{index % 40:02d}"
-        sub.mkdir(exist_ok=True)
-        (sub / f"test_{index:05d}_{name.split()[0].replace('-', '_')}.py").write_text(text)
-    return counts
-
-
-# -- runs -----------------------------------------------------------------------------------------
-
-def pytorch_style_baseline(paths: List[Path]) -> Tuple[float, int]:
-    """PyTorch's TEST_HAS_MAIN linter (tools/linter/adapters/test_has_main_linter.py), one process."""
-    import libcst as cst
-    import libcst.matchers as m
-
-    name = m.Name("__name__")
-    main = m.SimpleString('"__main__"') | m.SimpleString("'__main__'")
-    run_test_call = m.Call(func=m.Name("run_tests") | m.Attribute(attr=m.Name("run_tests")))
-    if_main = m.If(test=m.Comparison(name, [m.ComparisonTarget(m.Equal(), main)])
-                   | m.Comparison(main, [m.ComparisonTarget(m.Equal(), name)]))
-    missing = 0
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for path in paths:
-        module = cst.parse_module(path.read_text())
-        found = False
-        for child in module.children:
-            if m.matches(child, if_main) and m.findall(module, m.Raise() | run_test_call):
-                found = True
-                break
-        missing += not found
-    return time.perf_counter() - start, time.process_time() - cpu_start, missing
+    def add(self, wall: float, cpu: float) -> None:
+        self.walls.append(wall)
+        self.cpus.append(cpu)
 
 
 def _children_cpu() -> float:
@@ -434,129 +83,212 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def timed_process(command: Sequence[str], cwd: Path, env: Dict[str, str], ok: Tuple[int, ...]) -> Tuple[float, float, str]:
+    """Wall and CPU seconds (the process and every worker it reaped) and stdout of one run."""
+    start, cpu_start = time.perf_counter(), _children_cpu()
+    done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu_start
+    if done.returncode not in ok:
+        raise SystemExit(f"{' '.join(command[:4])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return wall, cpu, done.stdout
+
+
 def snapshot_distlint(directory: Path) -> Dict[str, str]:
     """Copy distlint's package aside; the environment that runs that copy.
 
-    Every run then measures the same code: the cache key includes a hash of
-    distlint's sources, so an edit to the working tree between the cache fill and the
-    warm run would otherwise (correctly) turn the warm run into a cold one.
+    Every run then measures the same code: the cache key includes a hash of distlint's
+    sources, so an edit to the working tree between the cache fill and the warm run
+    would otherwise (correctly) turn the warm run into a cold one.
     """
     shutil.copytree(ROOT / "distlint", directory / "distlint", ignore=shutil.ignore_patterns("__pycache__"))
     return {**os.environ, "PYTHONPATH": str(directory)}
 
 
-def run_distlint(corpus: Path, env: Dict[str, str], *flags: str) -> Tuple[float, float, str]:
-    """Wall and CPU seconds (distlint and its workers) of one ``distlint check``, and its stdout."""
-    # --select DL: every rule on, the default-off ones included.
-    command = [sys.executable, "-m", "distlint", "check", "--select", "DL", *flags, "."]
-    start, cpu_start = time.perf_counter(), _children_cpu()
-    done = subprocess.run(command, cwd=corpus, capture_output=True, text=True, env=env)
-    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu_start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"distlint failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed, cpu, done.stdout
+def corpus_files(root: Path, patterns: Sequence[str]) -> List[Path]:
+    found = {p for pattern in patterns for p in root.rglob(pattern) if p.is_file()}
+    return sorted(p for p in found if not any(part.startswith(".") or part in SKIPPED_DIRS
+                                               for part in p.relative_to(root).parts[:-1]))
 
 
-def per_kind_costs(paths: List[Path], sample: int) -> List[str]:
-    """Per file kind, CPU ms per file of the baseline and of distlint's linter (all rules on),
-    measured back to back in this process on the same files, so that both see the same load.
-    The last row weighs the kinds by their share of the corpus."""
+def findings(json_output: str) -> Tuple[Tuple[str, int, int, str], ...]:
+    """Every finding of a ``--format json`` run, comparable across runs (path, line, column, code)."""
+    return tuple(sorted((f["path"], f["line"], f["column"], f["code"]) for f in json.loads(json_output)))
+
+
+class Bench:
+    """The variants of one benchmark run and the commands behind them."""
+
+    def __init__(self, corpus: Path, paths: List[Path], work: Path, select: Optional[str]) -> None:
+        self.corpus, self.paths, self.work = corpus, paths, work
+        self.env = snapshot_distlint(work / "snapshot")
+        self.argfile = work / "paths.txt"
+        self.argfile.write_text("".join(f"{p}\n" for p in paths))
+        self.cache = work / "cache"
+        self.select = ("--select", select) if select else ()
+        self.variants: Dict[str, Variant] = {}
+        self.outputs: Dict[str, Tuple[Tuple[str, int, int, str], ...]] = {}
+        self.baseline_messages: set = set()  # how many files the baseline reports, per run
+        by_size = sorted(paths, key=lambda p: (p.stat().st_size, str(p)))
+        self.single = {"median-size file": by_size[len(by_size) // 2], "largest file": by_size[-1]}
+
+    def variant(self, label: str, files: int, compare_to: Optional[str] = BASELINE_LABEL) -> Variant:
+        return self.variants.setdefault(label, Variant(label, files, compare_to=compare_to))
+
+    def baseline(self, target: str, label: str) -> None:
+        wall, cpu, out = timed_process([sys.executable, str(BASELINE), target], self.corpus, self.env, (0,))
+        everything = target.startswith("@")
+        self.variant(label, len(self.paths) if everything else 1, compare_to=None).add(wall, cpu)
+        if everything:
+            self.baseline_messages.add(len(out.splitlines()))
+
+    def distlint(self, label: str, target: str, *flags: str, compare_to: str = BASELINE_LABEL) -> None:
+        command = [sys.executable, "-m", "distlint", "check", "--format", "json", *self.select, *flags, target]
+        wall, cpu, out = timed_process(command, self.corpus, self.env, (0, 1))
+        files = len(self.paths) if target.startswith("@") else 1
+        self.variant(label, files, compare_to).add(wall, cpu)
+        if target.startswith("@"):
+            self.outputs[label + f" #{len(self.variants[label].walls)}"] = findings(out)
+
+    def units(self) -> List[Tuple[str, Callable[[], None]]]:
+        """The interleaved units of one repeat (the cache fill and the warm run stay a pair)."""
+        everything = f"@{self.argfile}"
+
+        def fill_then_warm() -> None:
+            shutil.rmtree(self.cache, ignore_errors=True)
+            self.distlint("distlint cache fill (cold, writes the cache)", everything, "--cache-dir", str(self.cache))
+            self.distlint("distlint warm (cache, nothing changed)", everything, "--cache-dir", str(self.cache))
+
+        units = [
+            ("baseline", lambda: self.baseline(everything, BASELINE_LABEL)),
+            ("cold", lambda: self.distlint("distlint cold --no-cache (default jobs)", everything, "--no-cache")),
+            ("cold -j1", lambda: self.distlint("distlint cold --no-cache --jobs 1", everything, "--no-cache",
+                                               "--jobs", "1")),
+            ("fill + warm", fill_then_warm),
+            ("ast floor", self.ast_floor),
+        ]
+        for name, path in self.single.items():
+            units.append((f"one {name}", lambda name=name, path=path: self.one_file(name, path)))
+        return units
+
+    def one_file(self, name: str, path: Path) -> None:
+        """The baseline, then distlint, on one file alone (a pre-commit run for a one-file change)."""
+        base_label = f"baseline, one file ({name}, {path.stat().st_size / 1e3:.1f} KB)"
+        self.baseline(str(path), base_label)
+        self.distlint(f"distlint --no-cache, one file ({name})", str(path), "--no-cache", compare_to=base_label)
+
+    def ast_floor(self) -> None:
+        start = time.process_time()
+        for path in self.paths:
+            try:
+                ast.parse(path.read_bytes())
+            except SyntaxError:  # syntax newer than this Python: it still had to be read
+                pass
+        cpu = time.process_time() - start
+        self.variant("floor: ast.parse every file (this process, 1 core)", len(self.paths), compare_to=None).add(cpu, cpu)
+
+    def run(self, repeats: int) -> None:
+        units = self.units()
+        for repeat in range(repeats):
+            shift = repeat % len(units)
+            for name, unit in units[shift:] + units[:shift]:
+                unit()
+                print(f"  repeat {repeat + 1}: {name} done", file=sys.stderr, flush=True)
+        if len(set(self.outputs.values())) != 1:
+            raise SystemExit("distlint's whole-corpus runs disagree: the cache or the pool changed a result:\n"
+                             + "\n".join(f"{label}: {len(found)} findings" for label, found in self.outputs.items()))
+
+    def table(self) -> List[str]:
+        rows = ["| run | files | wall s (median) | runs (wall s) | files/s | vs baseline | CPU s | CPU ms/file |",
+                "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+        for v in self.variants.values():
+            wall, cpu = statistics.median(v.walls), statistics.median(v.cpus)
+            ratio = ""
+            if v.compare_to:
+                ratio = f"{statistics.median(self.variants[v.compare_to].walls) / wall:.2f}x"
+            runs = " ".join(f"{w:.2f}" for w in v.walls)
+            rows.append(f"| {v.label} | {v.files} | {wall:.2f} | {runs} | {v.files / wall:.1f} | {ratio} | "
+                        f"{cpu:.1f} | {cpu / v.files * 1e3:.1f} |")
+        return rows
+
+
+def per_kind_costs(paths: List[Path], sample: int, select: Optional[str]) -> List[str]:
+    """Per file kind, CPU ms per file of the baseline's per-file logic and of distlint's linter (one
+    process each, file by file alternately, so both see the same load); the last row weighs the
+    kinds by their share of the corpus."""
     from distlint.config import Config
     from distlint.linter import lint_source
 
-    config = Config.from_table({"select": ["DL"]})
+    config = Config.from_table({"select": [select]}) if select else Config()
     by_kind: Dict[str, List[Path]] = {}
     for path in paths:
-        by_kind.setdefault(path.stem.split("_", 2)[2], []).append(path)
+        parts = path.stem.split("_", 2)
+        by_kind.setdefault(parts[2] if len(parts) == 3 and parts[1].isdigit() else "all", []).append(path)
     lines, total_base, total_distlint = [], 0.0, 0.0
     for kind, files in sorted(by_kind.items()):
         chosen = files[:sample]
-        start = time.process_time()
+        base = ours = 0.0
         for path in chosen:
+            start = time.process_time()
+            check_file(str(path))
+            middle = time.process_time()
             lint_source(path.read_bytes(), str(path), config)
-        distlint_ms = (time.process_time() - start) / len(chosen) * 1000
-        _, base_cpu, _ = pytorch_style_baseline(chosen)
-        base_ms = base_cpu / len(chosen) * 1000
+            base, ours = base + middle - start, ours + time.process_time() - middle
+        base_ms, ours_ms = base / len(chosen) * 1e3, ours / len(chosen) * 1e3
         total_base += base_ms * len(files)
-        total_distlint += distlint_ms * len(files)
-        lines.append(f"| {kind} | {len(files)} | {base_ms:.1f} | {distlint_ms:.1f} | {base_ms / distlint_ms:.1f}x |")
+        total_distlint += ours_ms * len(files)
+        lines.append(f"| {kind} | {len(files)} | {base_ms:.1f} | {ours_ms:.1f} | {base_ms / ours_ms:.2f}x |")
     count = len(paths)
     lines.append(f"| whole corpus (weighted) | {count} | {total_base / count:.1f} | {total_distlint / count:.1f} | "
-                 f"{total_base / total_distlint:.1f}x |")
+                 f"{total_base / total_distlint:.2f}x |")
     return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=2000)
-    parser.add_argument("--corpus", type=Path, help="keep the corpus here (default: a temporary directory)")
-    parser.add_argument("--baseline-files", type=int, default=0,
-                        help="time the baseline on an evenly spaced sample of N files (default: all)")
+    parser.add_argument("--files", type=int, default=1000, help="generated corpus size (default 1000)")
+    parser.add_argument("--corpus", type=Path, help="lint this checkout instead of a generated corpus")
+    parser.add_argument("--pattern", action="append", help="with --corpus: file globs (default test_*.py)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of every variant, interleaved (default 3)")
+    parser.add_argument("--select", help="distlint's --select (default: the default rules)")
     parser.add_argument("--per-kind", type=int, default=0, metavar="N",
                         help="also compare the CPU cost per file kind, baseline vs distlint, on N files of each")
     args = parser.parse_args()
 
-    corpus = args.corpus or Path(tempfile.mkdtemp(prefix="distlint-corpus-"))
-    if corpus.exists():
-        shutil.rmtree(corpus)
-    counts = build_corpus(corpus, args.files)
-    snapshot = Path(tempfile.mkdtemp(prefix="distlint-snapshot-"))
-    env = snapshot_distlint(snapshot)
-    paths = sorted(corpus.rglob("test_*.py"))
-    sizes = [p.stat().st_size for p in paths]
-    print(f"corpus: {len(paths)} files, {sum(sizes) / 1e6:.1f} MB, {min(sizes) / 1e3:.1f}-{max(sizes) / 1e3:.1f} KB "
-          f"(median {statistics.median(sizes) / 1e3:.1f} KB) in {corpus}")
-    print("mix: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
-    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
-    sys.stdout.flush()
-
-    sample = paths
-    if args.baseline_files and args.baseline_files < len(paths):
-        step = len(paths) / args.baseline_files
-        sample = [paths[int(i * step)] for i in range(args.baseline_files)]
-    base_s, base_cpu, missing = pytorch_style_baseline(sample)
-    base_rate = len(sample) / base_s
-    rows = [("baseline: PyTorch-style (libcst + findall, 1 process)", base_s, base_cpu, len(sample), base_rate)]
-    print(f"baseline done: {base_s:.1f} s for {len(sample)} files ({missing} without main block)")
-    sys.stdout.flush()
-
-    results = {}
-    for label, flags in [("distlint cold --no-cache --jobs 1", ("--no-cache", "--jobs", "1")),
-                         ("distlint cold --no-cache (default jobs)", ("--no-cache",)),
-                         ("distlint cache fill (cold, writes the cache)", ()),
-                         ("distlint warm (cache, nothing changed)", ())]:
-        if label.startswith("distlint cache fill"):
-            shutil.rmtree(corpus / ".distlint_cache", ignore_errors=True)
-        elapsed, cpu, out = run_distlint(corpus, env, *flags)
-        results[label] = out
-        rows.append((label, elapsed, cpu, len(paths), len(paths) / elapsed))
-        print(f"{label}: {elapsed:.2f} s")
-        sys.stdout.flush()
-    outputs = set(results.values())
-    if len(outputs) != 1:
-        raise SystemExit("distlint's runs disagree: the cache or the pool changed a result")
-    findings = next(iter(outputs)).splitlines()
-    per_rule: Dict[str, int] = {}
-    for line in findings[:-1]:
-        code = line.split(": ", 1)[1].split(" ", 1)[0]
-        per_rule[code] = per_rule.get(code, 0) + 1
-    print(f"findings: {findings[-1]} " + ", ".join(f"{c}: {n}" for c, n in sorted(per_rule.items())))
-
-    print()
-    # CPU seconds (user + sys, workers included) make runs comparable on a busy machine.
-    print("| run | files | wall s | files/s | vs baseline | CPU s | CPU ms/file |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, seconds, cpu, files, rate in rows:
-        print(f"| {label} | {files} | {seconds:.2f} | {rate:.1f} | {rate / base_rate:.1f}x | {cpu:.1f} | "
-              f"{cpu / files * 1000:.1f} |")
-    if args.per_kind:
-        print()
-        print("| kind | files | baseline CPU ms/file | distlint CPU ms/file (1 process) | per-CPU speed-up |")
-        print("| --- | ---: | ---: | ---: | ---: |")
-        print("\n".join(per_kind_costs(paths, args.per_kind)))
-    shutil.rmtree(snapshot, ignore_errors=True)
-    if not args.corpus:
-        shutil.rmtree(corpus, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix="distlint-bench-"))
+    try:
+        if args.corpus:
+            corpus = args.corpus.resolve()
+            patterns = args.pattern or ["test_*.py"]
+            paths = corpus_files(corpus, patterns)
+            if not paths:
+                raise SystemExit(f"{corpus}: no file matches {' '.join(patterns)}")
+            mix = "its files matching " + " ".join(patterns)
+        else:
+            corpus = work / "corpus"
+            counts = build_corpus(corpus, args.files)
+            paths = corpus_files(corpus, ["test_*.py"])
+            mix = "generated: " + ", ".join(f"{count} {name}" for name, count in counts.items())
+        sizes = [p.stat().st_size for p in paths]
+        print(f"corpus: {len(paths)} files, {sum(sizes) / 1e6:.1f} MB, {min(sizes) / 1e3:.1f}-{max(sizes) / 1e3:.1f} KB "
+              f"(median {statistics.median(sizes) / 1e3:.1f} KB) in {corpus} ({mix})")
+        print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
+              f"{os.getloadavg()[0]:.1f} at the start", flush=True)
+        bench = Bench(corpus, paths, work, args.select)
+        bench.run(args.repeat)
+        by_rule = Counter(code for *_, code in next(iter(bench.outputs.values())))
+        print(f"load average {os.getloadavg()[0]:.1f} at the end; distlint findings (every whole-corpus run): "
+              f"{sum(by_rule.values())}" + "".join(f", {c} {n}" for c, n in sorted(by_rule.items())))
+        if len(bench.baseline_messages) != 1:
+            raise SystemExit(f"the baseline's runs disagree: {sorted(bench.baseline_messages)} files reported")
+        print(f"baseline: {next(iter(bench.baseline_messages))} of {len(paths)} files reported "
+              "(no main block that runs or raises)\n")
+        print("\n".join(bench.table()))
+        if args.per_kind:
+            print("\n| kind | files | baseline CPU ms/file | distlint CPU ms/file | per-CPU ratio |")
+            print("| --- | ---: | ---: | ---: | ---: |")
+            print("\n".join(per_kind_costs(paths, args.per_kind, args.select)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Cost of qualified names: libcst's provider (as the linter used it) vs ``NameResolver``, side by side.
 
-For every file (default: ``fixtures/pg``), median of ``--repeat`` runs, CPU time of this process:
+For every file (default: ``fixtures/pg``), median of ``--repeat`` runs, CPU time of this process,
+the five variants interleaved in every repeat (``interleave.py``):
 
 * parse         - ``libcst.parse_module`` alone;
 * provider      - parse + ``analyze_module`` on libcst's own ``QualifiedNameProvider`` (what
@@ -15,14 +16,13 @@ Usage: python benchmarks/name_resolution.py [--repeat 5] [PATH ...]
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Callable, List
+from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
@@ -32,17 +32,9 @@ from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
+from interleave import interleaved_medians, whole  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301", "DL302")
-
-
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
 
 
 def main(argv: List[str] = None) -> int:
@@ -74,13 +66,13 @@ def main(argv: List[str] = None) -> int:
     print(f"{'file':40} {'KB':>5} " + " ".join(f"{c + ' ms':>12}" for c in columns) + f" {'lint speedup':>12}")
     for path in files:
         source = path.read_bytes()
-        row = {
-            "parse": _median(lambda: cst.parse_module(source), args.repeat),
-            "provider": _median(lambda: provider(source), args.repeat),
-            "resolver": _median(lambda: resolver(source), args.repeat),
-            "lint old": _median(lambda: lint_old(source, str(path)), args.repeat),
-            "lint new": _median(lambda: lint_source(source, str(path), config, rules), args.repeat),
-        }
+        row = interleaved_medians({
+            "parse": whole(lambda: cst.parse_module(source)),
+            "provider": lambda: provider(source),
+            "resolver": lambda: resolver(source),
+            "lint old": lambda: lint_old(source, str(path)),
+            "lint new": whole(lambda: lint_source(source, str(path), config, rules)),
+        }, args.repeat)
         for key, value in row.items():
             totals[key] += value
         name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)

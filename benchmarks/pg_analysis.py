@@ -1,7 +1,8 @@
 """Cost of the process-group analysis (DL201/DL202/DL203) and of DL301, side by side.
 
 For every fixture file (default: ``fixtures/``), in one process, median of ``--repeat`` runs,
-in CPU time of this process (``time.process_time``: steadier than wall time on a shared machine):
+in CPU time of this process (``time.process_time``: steadier than wall time on a shared machine),
+the variants interleaved in every repeat (``interleave.py``):
 
 * screen   - the pre-screen of the PG and skip-code rules (word set + ``may_report``);
 * parse    - ``libcst.parse_module`` alone;
@@ -13,9 +14,10 @@ in CPU time of this process (``time.process_time``: steadier than wall time on a
 Prints one row per file, then totals: how many files the screen lets through per rule, and
 files/s for parse, analysis and lint over all files.
 
-With ``--corpus-files N`` it also builds ``benchmarks/lint_throughput.py``'s corpus (N files,
+With ``--corpus-files N`` it also builds ``benchmarks/lint_corpus.py``'s corpus (N files,
 same seed) and prints the CPU cost of ``lint_source`` per file with every rule, with every
-rule but DL201-DL203/DL301, and with those alone: what these rules add to a cold run.
+rule but DL201-DL203/DL301, and with those alone (the three alternating file by file):
+what these rules add to a cold run.
 
 Usage: python benchmarks/pg_analysis.py [--repeat 5] [--corpus-files 300] [PATH ...]
 """
@@ -23,33 +25,26 @@ Usage: python benchmarks/pg_analysis.py [--repeat 5] [--corpus-files 300] [PATH 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
 from libcst.metadata import MetadataWrapper  # noqa: E402
 
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
-from distlint.linter import PreScreen, lint_source  # noqa: E402
+from distlint.linter import lint_source  # noqa: E402
+from distlint.source import PreScreen  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
+from interleave import interleaved_medians, whole  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301")
-
-
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
 
 
 def _analysis(source: bytes, config: Config) -> float:
@@ -83,13 +78,13 @@ def main(argv: List[str] = None) -> int:
         passed = screen()
         for code in passed:
             through[code] += 1
-        row = {
-            "screen": _median(screen, args.repeat),
-            "parse": _median(lambda: cst.parse_module(source), args.repeat),
-            "analysis": _median(lambda: _analysis(source, config), args.repeat),
-            "lint": _median(lambda: lint_source(source, str(path), config, rules), args.repeat),
-            "analyze_module": statistics.median(_analysis(source, config) for _ in range(args.repeat)),
-        }
+        row = interleaved_medians({
+            "screen": whole(screen),
+            "parse": whole(lambda: cst.parse_module(source)),
+            "analysis": whole(lambda: _analysis(source, config)),  # the whole call counts
+            "lint": whole(lambda: lint_source(source, str(path), config, rules)),
+            "analyze_module": lambda: _analysis(source, config),  # analyze_module's own seconds
+        }, args.repeat)
         for key, value in row.items():
             totals[key] += value
         name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
@@ -111,23 +106,24 @@ def corpus_costs(files: int) -> None:
     """CPU ms/file of lint_source on the throughput corpus, with and without these rules."""
     import tempfile
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import lint_throughput
+    from lint_corpus import build_corpus
 
     with tempfile.TemporaryDirectory(prefix="distlint-pg-corpus-") as directory:
-        counts = lint_throughput.build_corpus(Path(directory), files)
+        counts = build_corpus(Path(directory), files)
         sources = [(p, p.read_bytes()) for p in sorted(Path(directory).rglob("test_*.py"))]
         print()
         print(f"corpus: {len(sources)} files (" + ", ".join(f"{n} {kind}" for kind, n in counts.items()) + ")")
         configs = [("every rule", Config(select=("DL",))),
                    ("every rule but " + "/".join(CODES), Config(select=("DL",), ignore=CODES)),
                    ("only " + "/".join(CODES), Config(select=CODES))]
-        for label, config in configs:
-            start = time.process_time()
-            for path, source in sources:
+        spent = dict.fromkeys((label for label, _ in configs), 0.0)
+        for path, source in sources:  # the three configurations alternate file by file
+            for label, config in configs:
+                start = time.process_time()
                 lint_source(source, str(path), config)
-            spent = time.process_time() - start
-            print(f"{label:40} CPU {spent:6.1f} s  {spent / len(sources) * 1e3:6.1f} ms/file")
+                spent[label] += time.process_time() - start
+        for label, seconds in spent.items():
+            print(f"{label:40} CPU {seconds:6.1f} s  {seconds / len(sources) * 1e3:6.1f} ms/file")
 
 
 if __name__ == "__main__":

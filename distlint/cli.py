@@ -105,15 +105,7 @@ def _wants_migrate(argv: Sequence[str]) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    with_migrate = False
-    if _wants_migrate(argv):
-        try:
-            import distlint.codemods.cli  # noqa: F401
-            with_migrate = True
-        except ImportError as exc:
-            print(f"distlint: error: `distlint migrate` is not available: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    args = build_parser(with_migrate).parse_args(argv)
+    args = build_parser(with_migrate=_wants_migrate(argv)).parse_args(argv)
     try:
         if args.command == "check":
             return run_check(args)

@@ -1,6 +1,6 @@
 """Many files: discovery -> cache lookup -> lint (in worker processes) -> cache -> fixes.
 
-Cost model (see notes/lint_BENCHMARKS.md): the main process reads and hashes every
+Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process reads and hashes every
 file and answers what it can from the cache without importing libcst; only cache
 misses reach the linter, serially when there are few of them and in a process pool
 when there are enough to pay for the workers' start-up. Worker processes are

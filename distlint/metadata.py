@@ -16,10 +16,11 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-try:  # libcst's code generation state: not exported, stable since libcst 0.3
-    from libcst._nodes.internal import CodegenState
-except ImportError:  # pragma: no cover - a libcst that moved it: use the provider
-    CodegenState = None  # type: ignore[assignment,misc]
+# libcst's code generation state and ``Module._codegen`` are not public: there is no public
+# way to get a few nodes' positions without PositionProvider's whole-module cost.
+# pyproject.toml pins libcst to the versions that tests/test_engine.py has compared with
+# PositionProvider, node by node, on every fixture.
+from libcst._nodes.internal import CodegenState
 
 # -- positions ---------------------------------------------------------------------------------
 # libcst's ``PositionProvider`` builds a ``CodeRange`` for every node of the module, with
@@ -37,62 +38,54 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 Span = Tuple[int, int, int, int]
 
 
-if CodegenState is not None:
+@dataclass
+class _OffsetCodegenState(CodegenState):
+    offset: int = 0
+    ranges: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+    stack: List[int] = field(default_factory=list)
+    popped: str = ""
 
-    @dataclass
-    class _OffsetCodegenState(CodegenState):  # type: ignore[misc,valid-type]
-        offset: int = 0
-        ranges: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
-        stack: List[int] = field(default_factory=list)
-        popped: str = ""
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self.offset += len(token)
 
-        def add_indent_tokens(self) -> None:
-            self.tokens.extend(self.indent_tokens)
-            for token in self.indent_tokens:
-                self.offset += len(token)
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
 
-        def add_token(self, value: str) -> None:
-            self.tokens.append(value)
-            self.offset += len(value)
+    def pop_trailing_newline(self) -> None:
+        # libcst drops the module's last newline from the code but not from the
+        # positions; keep it for the line arithmetic.
+        if self.tokens:
+            self.popped = self.tokens.pop()
 
-        def pop_trailing_newline(self) -> None:
-            # libcst drops the module's last newline from the code but not from the
-            # positions; keep it for the line arithmetic.
-            if self.tokens:
-                self.popped = self.tokens.pop()
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append(self.offset)
 
-        def before_codegen(self, node: cst.CSTNode) -> None:
-            self.stack.append(self.offset)
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.stack.pop()
+        if node not in self.ranges:  # a syntactic range, recorded first, wins
+            self.ranges[node] = (start, self.offset)
 
-        def after_codegen(self, node: cst.CSTNode) -> None:
-            start = self.stack.pop()
-            if node not in self.ranges:  # a syntactic range, recorded first, wins
-                self.ranges[node] = (start, self.offset)
-
-        @contextmanager
-        def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                      end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
-            start = self.offset
-            try:
-                yield
-            finally:
-                end = self.offset
-                if start_node is not None:
-                    start = self.ranges[start_node][0]
-                if end_node is not None:
-                    end = self.ranges[end_node][1]
-                self.ranges[node] = (start, end)
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+        start = self.offset
+        try:
+            yield
+        finally:
+            end = self.offset
+            if start_node is not None:
+                start = self.ranges[start_node][0]
+            if end_node is not None:
+                end = self.ranges[end_node][1]
+            self.ranges[node] = (start, end)
 
 
 def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, Span]:
     """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them."""
     wanted = list(nodes)
-    if CodegenState is None:  # pragma: no cover
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return {n: (positions[n].start.line, positions[n].start.column, positions[n].end.line,
-                    positions[n].end.column) for n in wanted}
     state = _OffsetCodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(state)
     code = "".join(state.tokens) + state.popped

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Union
 
-from distlint.linter import verify_python
+from distlint.source import verify_python
 
 
 class WriteError(Exception):

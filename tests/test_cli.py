@@ -155,13 +155,6 @@ def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
     assert calls and calls[0].write is True
 
 
-def test_migrate_without_codemod_module_is_a_clear_usage_error(run_cli, monkeypatch):
-    monkeypatch.setitem(sys.modules, "distlint.codemods.cli", None)  # import fails
-    status, _, err = run_cli("migrate", "x.py")
-    assert status == 2
-    assert err.startswith("distlint: error: `distlint migrate` is not available")
-
-
 def test_python_dash_m_works_and_check_never_imports_codemods_or_torch(tmp_path):
     (tmp_path / "test_x.py").write_text(MISSPELLED_BASE_SOURCE)
     code = ("import sys; from distlint.cli import main; status = main(['check', '--no-cache', '--select', 'DL302']);"

@@ -19,8 +19,9 @@ from distlint.analysis.mainblock import (
 )
 from distlint.analysis.mainblock.fix import ensure_main_block, move_main_block_to_end
 from distlint.config import Config, load_config
-from distlint.linter import PreScreen, fix_source, lint_source
+from distlint.linter import fix_source, lint_source
 from distlint.rules import all_rules
+from distlint.source import PreScreen
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN_FIXTURES = ROOT / "fixtures" / "main"

@@ -3,17 +3,17 @@
 For every gloo fixture in ``fixtures/migrate``, the original file and the migrated file
 (``distlint.runtime``; with ``DISTLINT_TEST_TORCH_RUNTIME=1`` also torch's
 ``MultiProcContinuousTest``, ``--runtime torch``, for the fixture with a subclass and an
-``opts()``) run as separate processes through
-their own ``__main__`` blocks (gloo, world size 2, CPU), two at a time (two cores). A ``sitecustomize`` on their ``PYTHONPATH`` records every test
-outcome of the main process (pass, skip, failure, error) to a file, whatever runner the
-main block uses. Then: no failure or error anywhere, and the same test ids pass and skip
-in the original and in each migrated file, once a migrated class name is mapped back to
-the class it came from (from the migration report).
+``opts()``) run as separate processes through their own ``__main__`` blocks, as
+``python FILE`` (gloo, world size 2, CPU), two at a time (two cores). Outcomes are read
+from the JSON report ``tests/outcome_recorder.py`` writes for each run, never from the
+run's output (any library can print there: torch warns when numpy is missing). Then: no
+failure or error anywhere, and the same test ids pass and skip in the original and in
+each migrated file, once a migrated class name is mapped back to the class it came from
+(from the migration report).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -21,15 +21,16 @@ import sys
 import textwrap
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
 
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source
+from outcome_recorder import read_outcomes
 
 pytest.importorskip("torch")
-pytest.importorskip("expecttest")  # torch.testing._internal needs it
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "migrate"
@@ -39,59 +40,36 @@ RUNTIMES = ("distlint", "torch")
 #: 25 s more on two cores: every class's workers import torch.testing._internal), so only
 #: with DISTLINT_TEST_TORCH_RUNTIME=1; the golden and collection tests cover its code.
 TORCH_RUNTIME_FIXTURES = ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
-#: A whole file must finish well within this (per-test originals cost ~4 s per test).
+#: A hang guard only: a whole file takes well under a minute (per-test originals ~4 s a test).
 RUN_TIMEOUT_S = 300
 PARALLEL_RUNS = 2
-
-RECORDER = textwrap.dedent('''
-    """Test-outcome recorder for distlint's equivalence test (loaded as sitecustomize)."""
-    import json
-    import os
-    import unittest
-
-    _PATH = os.environ.get("DISTLINT_OUTCOMES")
-    # Only the process the test starts records: its workers inherit this variable.
-    os.environ.setdefault("DISTLINT_OUTCOMES_OWNER", str(os.getpid()))
+RECORDER = Path(__file__).resolve().parent / "outcome_recorder.py"
 
 
-    def _record(test, outcome):
-        if not _PATH or os.environ["DISTLINT_OUTCOMES_OWNER"] != str(os.getpid()):
-            return
-        with open(_PATH, "a") as handle:
-            handle.write(json.dumps({"id": test.id(), "outcome": outcome}) + "\\n")
+@dataclass
+class Run:
+    """One file's run: its outcomes by ``Class.test`` id (from the recorder's report), exit status, output."""
+
+    outcomes: Dict[str, str]
+    code: int
+    output: str
+    renamed: Dict[str, str] = field(default_factory=dict)
+
+    def tail(self, chars: int = 4000) -> str:
+        return self.output[-chars:]
 
 
-    def _wrap(name, outcome):
-        original = getattr(unittest.TestResult, name)
-
-        def method(self, test, *args):
-            _record(test, outcome)
-            return original(self, test, *args)
-
-        setattr(unittest.TestResult, name, method)
-
-
-    _wrap("addSuccess", "passed")
-    _wrap("addSkip", "skipped")
-    _wrap("addFailure", "failed")
-    _wrap("addError", "error")
-    _wrap("addExpectedFailure", "passed")
-    _wrap("addUnexpectedSuccess", "failed")
-''')
-
-
-def _run(script: Path, recorder_dir: Path) -> Tuple[List[dict], str, int]:
-    outcomes = script.with_suffix(".outcomes.jsonl")
+def _run(script: Path) -> Run:
+    report = script.with_suffix(".outcomes.jsonl")
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(recorder_dir), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["DISTLINT_OUTCOMES"] = str(outcomes)
-    env.pop("DISTLINT_OUTCOMES_OWNER", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # Run the files as a developer would: under CI=true torch's run_tests() switches to
     # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare.
     for name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
         env.pop(name, None)
+    command = [sys.executable, str(RECORDER), str(report), script.name]
     # Its own session, so that a timeout kills the workers too.
-    process = subprocess.Popen([sys.executable, script.name], cwd=script.parent, env=env,
+    process = subprocess.Popen(command, cwd=script.parent, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
@@ -101,8 +79,7 @@ def _run(script: Path, recorder_dir: Path) -> Tuple[List[dict], str, int]:
         raise AssertionError(f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}")
     finally:
         _kill_session(process)  # leftovers of a run that exited (workers must not outlive it)
-    records = [json.loads(line) for line in outcomes.read_text().splitlines()] if outcomes.exists() else []
-    return records, output.decode(errors="replace"), process.returncode
+    return Run(read_outcomes(report), process.returncode, output.decode(errors="replace"))
 
 
 def _kill_session(process: subprocess.Popen) -> None:
@@ -113,12 +90,9 @@ def _kill_session(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Dict[Tuple[str, str], dict]:
+def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
     """Every gloo fixture, original and migrated for each runtime, run concurrently."""
     base = tmp_path_factory.mktemp("equivalence")
-    recorder_dir = base / "recorder"
-    recorder_dir.mkdir()
-    (recorder_dir / "sitecustomize.py").write_text(RECORDER)
     jobs: Dict[Tuple[str, str], Tuple[Path, Dict[str, str]]] = {}
     for fixture in GLOO_FIXTURES:
         source = fixture.read_bytes()
@@ -135,20 +109,20 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], dict]:
             renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
             jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
-        futures = {key: pool.submit(_run, script, recorder_dir) for key, (script, _) in jobs.items()}
+        futures = {key: pool.submit(_run, script) for key, (script, _) in jobs.items()}
         results = {}
         for key, future in futures.items():
-            records, output, code = future.result()
-            results[key] = {"records": records, "output": output, "code": code, "renamed": jobs[key][1]}
+            results[key] = future.result()
+            results[key].renamed = jobs[key][1]
     return results
 
 
-def _by_outcome(records: List[dict], renamed: Dict[str, str]) -> Dict[str, Counter]:
+def _by_outcome(run: Run) -> Dict[str, Counter]:
     """outcome -> Counter of ``Class.test`` ids, migrated classes named as their originals."""
     found: Dict[str, Counter] = {}
-    for record in records:
-        *_, cls, test = record["id"].split(".")
-        found.setdefault(record["outcome"], Counter())[f"{renamed.get(cls, cls)}.{test}"] += 1
+    for test_id, outcome in run.outcomes.items():
+        cls, test = test_id.split(".")
+        found.setdefault(outcome, Counter())[f"{run.renamed.get(cls, cls)}.{test}"] += 1
     return found
 
 
@@ -160,29 +134,68 @@ def _runtimes(fixture: str) -> Tuple[str, ...]:
 def test_migrated_file_passes_and_skips_the_same_tests(runs, fixture: str, runtime: str) -> None:
     original, migrated = runs[(fixture, "original")], runs[(fixture, runtime)]
     for name, run in (("original", original), (runtime, migrated)):
-        outcomes = _by_outcome(run["records"], run["renamed"])
-        assert run["records"], f"{fixture} ({name}) recorded no test:\n{run['output'][-4000:]}"
+        outcomes = _by_outcome(run)
+        assert run.outcomes, f"{fixture} ({name}) reported no test:\n{run.tail()}"
+        assert outcomes.get("passed"), f"{fixture} ({name}): no test passed:\n{run.tail()}"
         assert not outcomes.get("failed") and not outcomes.get("error"), (
-            f"{fixture} ({name}) had failures:\n{run['output'][-6000:]}")
-        assert run["code"] == 0, f"{fixture} ({name}) exited {run['code']}:\n{run['output'][-4000:]}"
-    before = _by_outcome(original["records"], {})
-    after = _by_outcome(migrated["records"], migrated["renamed"])
+            f"{fixture} ({name}) had failures: {outcomes}\n{run.tail(6000)}")
+        assert run.code == 0, f"{fixture} ({name}) exited {run.code}:\n{run.tail()}"
+    before, after = _by_outcome(original), _by_outcome(migrated)
     assert after.get("passed") == before.get("passed")
     assert after.get("skipped", Counter()) == before.get("skipped", Counter())
-    # Something really moved, and the skip path is exercised by the fixtures.
-    assert migrated["renamed"], "no class was migrated"
-    assert any(cls in migrated["renamed"] for r in migrated["records"] for cls in r["id"].split(".")[-2:-1])
+    # Something really moved: a test of a migrated class ran.
+    assert migrated.renamed, "no class was migrated"
+    assert any(test_id.split(".")[0] in migrated.renamed for test_id in migrated.outcomes)
 
 
 def test_fixtures_exercise_skips_and_subclasses(runs) -> None:
     """The gloo fixtures cover a skipped moved test and a subclass with a continuous counterpart."""
-    skipped_moved = False
-    for fixture in GLOO_FIXTURES:
-        run = runs[(fixture.name, "distlint")]
-        for record in run["records"]:
-            cls = record["id"].split(".")[-2]
-            if record["outcome"] == "skipped" and cls in run["renamed"]:
-                skipped_moved = True
+    skipped_moved = any(
+        outcome == "skipped" and test_id.split(".")[0] in run.renamed
+        for fixture in GLOO_FIXTURES
+        for run in [runs[(fixture.name, "distlint")]]
+        for test_id, outcome in run.outcomes.items())
     assert skipped_moved
-    helper = runs[("test_gloo_helper_pg.py", "distlint")]["renamed"]
+    helper = runs[("test_gloo_helper_pg.py", "distlint")].renamed
     assert helper.get("ProcessGroupGlooLazyInitTestContinuous") == "ProcessGroupGlooLazyInitTest"
+
+
+def test_recorder_reports_each_outcome_of_the_main_block_run(tmp_path) -> None:
+    """The recorder runs a file's own main block (argv and all) and reports every outcome; a
+    test reported several times (a failed subtest) counts its worst outcome."""
+    script = tmp_path / "test_sample.py"
+    script.write_text(textwrap.dedent('''
+        import sys
+        import unittest
+
+        class ATest(unittest.TestCase):
+            def test_pass(self):
+                pass
+
+            @unittest.skip("no gloo")
+            def test_skip(self):
+                pass
+
+            def test_fail(self):
+                self.fail("boom")
+
+            def test_error(self):
+                raise RuntimeError("broken")
+
+            def test_subtest(self):
+                for value in (1, 2):
+                    with self.subTest(value=value):
+                        self.assertEqual(value, 1)
+
+        if __name__ == "__main__":
+            print("a library warning on stdout: ran 99 tests, OK")
+            unittest.main(argv=sys.argv)
+    '''))
+    report = tmp_path / "report.jsonl"
+    done = subprocess.run([sys.executable, str(RECORDER), str(report), script.name, "ATest"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert read_outcomes(report) == {"ATest.test_pass": "passed", "ATest.test_skip": "skipped",
+                                     "ATest.test_fail": "failed", "ATest.test_error": "error",
+                                     "ATest.test_subtest": "failed"}
+    assert read_outcomes(tmp_path / "missing.jsonl") == {}

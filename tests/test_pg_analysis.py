@@ -22,8 +22,9 @@ from distlint.analysis.pg.eligibility import code
 from distlint.analysis.model import ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, Reason
 from distlint.analysis.pg import analyze_module
 from distlint.config import Config, ConfigResolver
-from distlint.linter import PreScreen, lint_source
+from distlint.linter import lint_source
 from distlint.rules import rules_by_code
+from distlint.source import PreScreen
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_FIXTURES = ROOT / "fixtures" / "pg"

@@ -21,10 +21,6 @@ from distlint.codemods.rewrite import FunctionEdits
 MIXIN_SUFFIX = "Mixin"
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 class Placement(enum.Enum):
     """Where a member of a per-test class goes (decided per member by the placement step)."""
 

@@ -18,20 +18,11 @@ from typing import Optional, Sequence, Tuple
 import libcst as cst
 
 from distlint.analysis.mainblock.facts import analyze_main_block
-from distlint.analysis.mainblock.runners import TORCH_RUNNER_MODULE
+from distlint.cst_utils import ReplaceNodes
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 PLACEHOLDER = "__distlint_runner_placeholder__"
-DISTLINT_RUNNER = ("distlint.runtime", "run_tests")
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, target: cst.CSTNode, replacement: cst.BaseExpression) -> None:
-        super().__init__()
-        self.target = target
-        self.replacement = replacement
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        return self.replacement if original_node is self.target else updated_node
+DISTLINT_RUNNER = (DISTLINT_RUNTIME, "run_tests")
 
 
 class _RenamePlaceholder(cst.CSTTransformer):
@@ -63,7 +54,7 @@ def point_runner_at_placeholder(module: cst.Module, runners: Sequence[str] = ("r
         return module, None, ""
     if torch_runner not in facts.imports.candidates(call.func):
         return module, None, ""
-    new_module = module.visit(_Replace(call.func, cst.Name(PLACEHOLDER)))
+    new_module = module.visit(ReplaceNodes({id(call.func): cst.Name(PLACEHOLDER)}))
     assert isinstance(new_module, cst.Module)
     return new_module, call.func, ""
 

@@ -14,6 +14,8 @@ from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from distlint.cst_utils import docstring_statement
+
 #: unittest collects every method whose name starts with this (``testFoo`` too).
 TEST_PREFIX = "test"
 #: Methods that set a per-test class up; they stay with the per-test class.
@@ -66,12 +68,6 @@ def class_statements(node: cst.ClassDef) -> Sequence[cst.BaseStatement]:
     return node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
 
 
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
-
-
 def _assigned_names(line: cst.SimpleStatementLine) -> Optional[Tuple[str, ...]]:
     """Names a class-level attribute line binds; None when the line is something else."""
     names: List[str] = []
@@ -90,8 +86,10 @@ def _assigned_names(line: cst.SimpleStatementLine) -> Optional[Tuple[str, ...]]:
 
 def classify_body(node: cst.ClassDef) -> ClassBody:
     body = ClassBody(node)
-    for index, statement in enumerate(class_statements(node)):
-        if index == 0 and _is_docstring(statement):
+    statements = class_statements(node)
+    docstring = docstring_statement(statements)
+    for statement in statements:
+        if statement is docstring:
             body.units.append(Unit(statement, (), "docstring"))
         elif isinstance(statement, cst.FunctionDef):
             name = statement.name.value

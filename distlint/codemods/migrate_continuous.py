@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.mainblock.fix import ensure_main_block
@@ -30,23 +28,24 @@ from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import class_statements
-from distlint.codemods.families import FamilyClass, MigrationPlan, Placement, _code
+from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, strip_blank_leading, to_classmethod,
                                        with_blank_leading)
 from distlint.config import Config
-from distlint.linter import _parse, decode_source, verify_python
+from distlint.cst_utils import NodeIndex, code_of, is_string_statement
+from distlint.imports import ImportChanges, ImportSpec, add_imports
+from distlint.source import decode_source, parse, verify_python
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING, TORCH_RUNNER_MODULE
 
 #: ``--runtime`` choices: the module that provides ``MultiProcContinuousTest``.
 RUNTIME_MODULES: Dict[str, str] = {
-    "distlint": "distlint.runtime",
-    "torch": "torch.testing._internal.common_distributed",
+    "distlint": DISTLINT_RUNTIME,
+    "torch": TORCH_DISTRIBUTED_TESTING,
 }
 CONTINUOUS_BASE = "MultiProcContinuousTest"
-TORCH_DISTRIBUTED_TESTING = "torch.testing._internal.common_distributed"
-TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
 DEFAULT_SUFFIX = "Continuous"
 
 
@@ -113,9 +112,9 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
             try:
                 ast.parse(source, path)
             except (SyntaxError, ValueError):
-                _parse(source, path)
+                parse(source, path)
             return result
-        module = _parse(source, path)
+        module = parse(source, path)
     except ValueError as exc:
         result.error = f"{path}: error: {exc}"
         return result
@@ -158,7 +157,8 @@ class _Emitter:
         self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         self.base_name = self._base_name()
-        self.context = CodemodContext(wrapper=wrapper)
+        # Imports the new classes need, and those of removed code, applied once at the end.
+        self.imports = ImportChanges(wrapper)
         self.uses_base = False
         self.uses_default_world_size = False
         self.by_node = {id(c.node): c for c in plan.classes}
@@ -173,7 +173,7 @@ class _Emitter:
                 continue
             for small in statement.body:
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    module = _code(small.module) if small.module is not None else ""
+                    module = code_of(small.module) if small.module is not None else ""
                     for alias in small.names:
                         bound = alias.evaluated_alias or alias.evaluated_name
                         if bound == CONTINUOUS_BASE and (module != self.runtime_module
@@ -207,9 +207,7 @@ class _Emitter:
         module = self._fix_imports(module)
         if switch_runner:
             module, (runner_module, runner, alias) = finish_runner(module)
-            context = CodemodContext()
-            AddImportsVisitor.add_needed_import(context, runner_module, runner, alias)
-            module = module.visit(AddImportsVisitor(context))
+            module = add_imports(module, [ImportSpec(runner_module, runner, alias)])
         return _ensure_main_block(module, self.options, self.runners)
 
     def _family(self, name: str) -> FamilyClass:
@@ -340,7 +338,7 @@ class _Emitter:
                         out.append(parent.mixin_name)
                     out += self._bases_in_order(parent)
             elif any(base is kept for kept in cls.kept_bases):
-                out.append(_code(base.value))
+                out.append(code_of(base.value))
             else:  # MultiProcessTestCase
                 self.uses_base = True
                 out.append(self.base_name)
@@ -349,7 +347,7 @@ class _Emitter:
     # -- imports ----------------------------------------------------------------------------
     def _schedule_removal(self, nodes: Sequence[cst.CSTNode]) -> None:
         for node in nodes:
-            RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
+            self.imports.remove_used_by(node)
 
     def _schedule_edit_removals(self, key: int) -> None:
         """Imports only the removed/replaced statements of a rewritten function used."""
@@ -358,7 +356,7 @@ class _Emitter:
             return
         removed: List[cst.CSTNode] = []
         function = self.plan.functions[key]
-        index = _index_nodes(function)
+        index = NodeIndex(function).nodes
         for node_id, edit in edits.statements.items():
             node = index.get(node_id)
             if node is None:
@@ -375,55 +373,16 @@ class _Emitter:
     def _fix_imports(self, module: cst.Module) -> cst.Module:
         if self.uses_base:
             alias = None if self.base_name == CONTINUOUS_BASE else self.base_name
-            AddImportsVisitor.add_needed_import(self.context, self.runtime_module, CONTINUOUS_BASE, alias)
+            self.imports.add(ImportSpec(self.runtime_module, CONTINUOUS_BASE, alias))
         if self.uses_default_world_size:
-            AddImportsVisitor.add_needed_import(self.context, TORCH_DISTRIBUTED_TESTING, "DEFAULT_WORLD_SIZE")
-        module = module.visit(AddImportsVisitor(self.context))
-        scheduled = list(dict.fromkeys(self.context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])))
-        for batch in _removal_batches(scheduled):
-            # RemoveImportsVisitor reads the metadata of the module it transforms through its context.
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            context = CodemodContext(wrapper=wrapper)
-            context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = batch
-            module = wrapper.visit(RemoveImportsVisitor(context))
-        return module
-
-
-def _removal_batches(scheduled: List[tuple]) -> List[List[tuple]]:
-    """Split scheduled import removals so no batch holds two aliases of one module.
-
-    ``RemoveImportsVisitor`` keeps one alias per module for ``import a.b as x`` removals,
-    and test files often import the same module twice (``import torch.distributed as
-    c10d`` and ``... as dist``): each alias gets its own pass.
-    """
-    batches: List[List[tuple]] = []
-    for item in scheduled:
-        module, obj, _ = item
-        for batch in batches:
-            if obj is not None or not any(m == module and o is None for m, o, _ in batch):
-                batch.append(item)
-                break
-        else:
-            batches.append([item])
-    return batches
+            self.imports.add(ImportSpec(TORCH_DISTRIBUTED_TESTING, "DEFAULT_WORLD_SIZE"))
+        return self.imports.apply(module)
 
 
 def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Sequence[str]) -> cst.Module:
     """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
-    runner = "distlint.runtime" if options.runtime == "distlint" else TORCH_RUNNER_MODULE
+    runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
     return ensure_main_block(module, runner_module=runner, runners=runners)
-
-
-def _index_nodes(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
-    found: Dict[int, cst.CSTNode] = {}
-
-    class _Index(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            found[id(node)] = node
-            return True
-
-    root.visit(_Index())
-    return found
 
 
 def _expression(text: str) -> cst.BaseExpression:
@@ -445,13 +404,9 @@ def _spaced(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
             continue
         previous = statements[index - 1]
         compound = (cst.FunctionDef, cst.ClassDef)
-        if isinstance(statement, compound) or isinstance(previous, compound) or _is_docstring_line(previous):
+        if isinstance(statement, compound) or isinstance(previous, compound) or is_string_statement(previous):
             out.append(with_blank_leading(statement))
         else:
             out.append(statement)
     return out
 
-
-def _is_docstring_line(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))

@@ -22,8 +22,9 @@ import libcst as cst
 from distlint.analysis.pg.class_eligibility import uses_class_opts
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import RESERVED_MEMBERS, RUNTIME_READS
-from distlint.codemods.families import FamilyClass, Placement, _code
+from distlint.codemods.families import FamilyClass, Placement
 from distlint.codemods.report import Why
+from distlint.cst_utils import code_of
 
 
 class Placer:
@@ -217,8 +218,8 @@ class Placer:
                                     ("options", facts.options, root.analysis.options)):
             if mine is None or theirs is None:
                 continue
-            mine_text = mine if isinstance(mine, str) else _code(mine)
-            theirs_text = theirs if isinstance(theirs, str) else _code(theirs)
+            mine_text = mine if isinstance(mine, str) else code_of(mine)
+            theirs_text = theirs if isinstance(theirs, str) else code_of(theirs)
             if mine_text != theirs_text:
                 return f"its PG {label} `{mine_text}` differs from the `{theirs_text}` of {root.name}'s continuous class"
         return None

@@ -30,15 +30,16 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, Reason, TestAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
-from distlint.analysis.pg.class_eligibility import first_line, is_docstring
+from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import BASE_NAME
-from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, _code
+from distlint.codemods.families import Decision, FamilyClass, MigrationPlan
 from distlint.codemods.placement import Placer
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
+from distlint.cst_utils import code_of, is_string_statement
 from distlint.metadata import node_spans
 
 _INSTANTIATE = frozenset({"instantiate_parametrized_tests"})
@@ -333,7 +334,7 @@ class Planner:
                 entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
                 if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
                     entry.notes.append("world_size is not defined in this file; the continuous class takes it "
-                                       "from " + ", ".join(_code(b.value) for b in cls.kept_bases)
+                                       "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
                                        + " or the runtime's default")
             if not (entry.moved or entry.left or entry.inherits_from):
                 entry.notes.append(self._no_tests_note(cls))
@@ -368,7 +369,7 @@ class Planner:
         ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or self._helper_class_tests(a)]
         if ancestors:
             where.append(f"it runs those of {ancestors[0].name} (listed there)")
-        elsewhere = [_code(b.value) for b in cls.kept_bases
+        elsewhere = [code_of(b.value) for b in cls.kept_bases
                      if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
         if elsewhere:
             where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
@@ -440,7 +441,7 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
     body = helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ()
     accounted = {id(inner.statement), *(id(s) for s in inner.store_statements)}
     for statement in body:
-        if id(statement) in accounted or is_docstring(statement):
+        if id(statement) in accounted or is_string_statement(statement):
             continue
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False

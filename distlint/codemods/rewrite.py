@@ -12,6 +12,8 @@ from typing import Dict, List, Set, Union
 
 import libcst as cst
 
+from distlint.cst_utils import is_string_statement
+
 #: What happens to a statement.
 REMOVE = "remove"
 DROP_FINALLY = "drop-finally"  # a try/finally whose finally only tears the PG down
@@ -51,12 +53,6 @@ def bind_shared_pg(statement: cst.BaseStatement, bound_name: str) -> cst.BaseSta
     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == bound_name:
         return statement.with_changes(body=[small.with_changes(value=SHARED_PG)])
     raise RewriteError(f"its PG is bound to `{bound_name}` in a way distlint cannot rewrite")
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _pass_line() -> cst.SimpleStatementLine:
@@ -115,7 +111,7 @@ def has_work_left(function: cst.FunctionDef) -> bool:
     """Whether the body still does something besides a docstring and ``pass``."""
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
-        if _is_docstring(statement):
+        if is_string_statement(statement):
             continue
         if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body):
             continue

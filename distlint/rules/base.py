@@ -7,34 +7,28 @@ for files that have a report, so rules never declare ``PositionProvider``.
 
 Rules carry their own examples (``VALID`` / ``INVALID``); ``tests/test_rule_examples.py``
 runs every rule's examples, so a rule's documentation and behaviour cannot drift apart.
+As in Fixit, whether a rule fixes is read from its examples: ``fixable`` is true when an
+``INVALID`` example gives an ``expected_fix``, and the harness checks that a rule
+without such an example never offers a fix.
 """
 
 from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, FrozenSet, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from distlint.imports import ImportSpec
+
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.linter import FileContext, PreScreen
-
-T = TypeVar("T")
+    from distlint.source import FileContext, PreScreen
 
 #: A replacement for a reported node: a node, ``cst.RemoveFromParent()`` or a
 #: ``cst.FlattenSentinel`` of statements.
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
-
-
-@dataclass(frozen=True)
-class ImportSpec:
-    """An import a fix needs (added or removed through libcst's codemod visitors)."""
-
-    module: str
-    obj: Optional[str] = None
-    asname: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +67,10 @@ class Invalid:
     expected_fix: Optional[str] = None
     #: How many reports the rule must make on this example.
     count: int = 1
+    #: Where the (first) report must be, 1-based as ``distlint check`` prints it
+    #: (``None``: not checked). Set them where the reported place matters.
+    line: Optional[int] = None
+    column: Optional[int] = None
     config: Mapping[str, Any] = field(default_factory=dict)
     path: str = "test_example.py"
 
@@ -96,13 +94,20 @@ class LintRule(cst.BatchableCSTVisitor):
     name: ClassVar[str] = ""
     #: Whether the rule runs without being selected explicitly.
     default_enabled: ClassVar[bool] = True
-    #: Whether the rule can produce fixes (shown by ``distlint rules``).
+    #: Whether the rule can produce fixes (shown by ``distlint rules``): set from the
+    #: examples when the class is defined, never by hand.
     fixable: ClassVar[bool] = False
     #: The rule may report only in files whose source contains one of these words
-    #: (identifiers, checked by the linter's pre-screen). Empty: no word pre-screen.
-    TRIGGER_WORDS: ClassVar[frozenset] = frozenset()
+    #: (identifiers, checked by the default :meth:`may_report`). Empty: no word pre-screen.
+    TRIGGER_WORDS: ClassVar[FrozenSet[str]] = frozenset()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "fixable" in vars(cls):
+            raise TypeError(f"{cls.__name__}: fixable comes from the INVALID examples (expected_fix), not by hand")
+        cls.fixable = any(example.expected_fix is not None for example in cls.INVALID)
 
     def __init__(self, context: "FileContext") -> None:
         super().__init__()
@@ -111,19 +116,13 @@ class LintRule(cst.BatchableCSTVisitor):
 
     # -- pre-screen -----------------------------------------------------------------
     @classmethod
-    def trigger_words(cls, config: "Config") -> frozenset:
-        """Words one of which must occur in a file for this rule to report (config may add)."""
-        return cls.TRIGGER_WORDS
-
-    @classmethod
     def may_report(cls, screen: "PreScreen", config: "Config") -> bool:
         """Cheap, conservative test: ``False`` only when the rule provably cannot report.
 
-        The default checks :meth:`trigger_words`; rules may refine it (for example with
-        the stdlib ``ast`` tree that ``screen`` parses lazily).
+        The default checks :attr:`TRIGGER_WORDS`; rules may refine it (for example with
+        the stdlib ``ast`` tree that ``screen`` parses lazily, or words from the config).
         """
-        words = cls.trigger_words(config)
-        return not words or screen.has_any_word(words)
+        return not cls.TRIGGER_WORDS or screen.has_any_word(cls.TRIGGER_WORDS)
 
     # -- reporting ------------------------------------------------------------------
     @property

@@ -6,7 +6,6 @@ import libcst as cst
 
 from distlint.analysis.mainblock import (
     file_label,
-    TORCH_RUNNER_MODULE,
     main_block_facts,
     main_block_required,
     may_require_main,
@@ -14,6 +13,7 @@ from distlint.analysis.mainblock import (
 )
 from distlint.analysis.mainblock_fix import append_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
+from distlint.torch_names import TORCH_RUNNER_MODULE
 
 MESSAGE = ('no `if __name__ == "__main__":` block, so `python {file}` runs no test; '
            'add one that calls `run_tests()` at the end of the module')
@@ -73,7 +73,6 @@ class NoMainBlock(LintRule):
 
     code = "DL101"
     name = "no-main-block"
-    fixable = True
 
     VALID = [
         Valid(
@@ -203,6 +202,7 @@ class NoMainBlock(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
+            line=1, column=1,
         ),
         # An aliased runner import is reused.
         Invalid(
@@ -358,6 +358,17 @@ class NoMainBlock(LintRule):
             from mysuite.ops import OpsTemplate
 
             instantiate_device_type_tests(OpsTemplate, globals())
+            """,
+            expected_fix="""
+            from torch.testing._internal.common_device_type import instantiate_device_type_tests
+            from torch.testing._internal.common_utils import run_tests
+            from mysuite.ops import OpsTemplate
+
+            instantiate_device_type_tests(OpsTemplate, globals())
+
+
+            if __name__ == "__main__":
+                run_tests()
             """,
         ),
         # A guard nested in another statement is not a main block (no autofix).

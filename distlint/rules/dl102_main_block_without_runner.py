@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from distlint.analysis.mainblock import (
-    TORCH_RUNNER_MODULE,
     main_block_facts,
     main_block_required,
     may_require_main,
@@ -13,6 +12,7 @@ from distlint.analysis.mainblock import (
 )
 from distlint.analysis.mainblock_fix import fill_empty_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
+from distlint.torch_names import TORCH_RUNNER_MODULE
 
 MESSAGE = ("the main block neither calls a test runner nor raises, so running the file runs no test; "
            "call `run_tests()` in it (or raise to mark the file as not meant to be run)")
@@ -73,7 +73,6 @@ class MainBlockWithoutRunner(LintRule):
 
     code = "DL102"
     name = "main-block-without-runner"
-    fixable = True
 
     VALID = [
         Valid(
@@ -355,6 +354,7 @@ class MainBlockWithoutRunner(LintRule):
                 main()
             """,
             expected_message="call `run_tests()`",
+            line=14, column=1,
         ),
         # A run_tests elsewhere in the module does not count; recursion is harmless.
         Invalid(
@@ -373,7 +373,8 @@ class MainBlockWithoutRunner(LintRule):
 
             if __name__ == "__main__":
                 loop()
-            """
+            """,
+            line=14, column=1,
         ),
         # A raise only on one branch does not mark the file as not runnable.
         Invalid(
@@ -390,6 +391,7 @@ class MainBlockWithoutRunner(LintRule):
                 print("hello")
             """,
             config={"require-main": "always"},
+            line=8, column=1,
         ),
         # A configured runner replaces nothing: a bare print is still no runner.
         Invalid(
@@ -405,6 +407,7 @@ class MainBlockWithoutRunner(LintRule):
                 print("done")
             """,
             config={"runners": ["mypkg.testing.launch_tests"]},
+            line=9, column=1,
         ),
         # run_rank of a class that is not continuous runs no test of this module.
         Invalid(
@@ -424,7 +427,8 @@ class MainBlockWithoutRunner(LintRule):
 
             if __name__ == "__main__":
                 mp.spawn(BenchHarness.run_rank, nprocs=2, args=(2,))
-            """
+            """,
+            line=15, column=1,
         ),
         # Generated tests are tests: a benchmark main block runs none of them.
         Invalid(
@@ -436,7 +440,8 @@ class MainBlockWithoutRunner(LintRule):
 
             if __name__ == "__main__":
                 print("use test/run_test.py")
-            """
+            """,
+            line=7, column=1,
         ),
         # A block that does nothing at all is fixed.
         Invalid(
@@ -460,6 +465,7 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
+            line=8, column=1,
         ),
         Invalid(
             "from torch.testing._internal.common_utils import TestCase\r\n"
@@ -479,6 +485,7 @@ class MainBlockWithoutRunner(LintRule):
             "\r\n"
             "if __name__ == '__main__':\r\n"
             "\trun_tests()\r\n",
+            line=7, column=1,
         ),
     ]
 

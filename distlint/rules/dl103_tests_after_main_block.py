@@ -55,7 +55,6 @@ class TestsAfterMainBlock(LintRule):
 
     code = "DL103"
     name = "tests-after-main-block"
-    fixable = True
 
     VALID = [
         Valid(
@@ -153,6 +152,7 @@ class TestsAfterMainBlock(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
+            line=9, column=1,
         ),
         # Reversed comparison, a runner through main(), a test function and a class
         # named after its base; instantiate_*_tests() calls generate tests too.
@@ -195,6 +195,7 @@ class TestsAfterMainBlock(LintRule):
             if '__main__' == __name__:
                 main()
             """,
+            line=8, column=1,
         ),
         # Two main blocks: reported, merging them is left to a person.
         Invalid(
@@ -211,6 +212,7 @@ class TestsAfterMainBlock(LintRule):
             if __name__ == "__main__":
                 unittest.main()
             """,
+            line=4, column=1,
         ),
         # CRLF and tabs are kept; a comment indented in the block moves with it.
         Invalid(
@@ -233,6 +235,7 @@ class TestsAfterMainBlock(LintRule):
             "if __name__ == '__main__':\r\n"
             "\tunittest.main()\r\n"
             "\t# end of the main block\r\n",
+            line=3, column=1,
         ),
     ]
 

@@ -51,7 +51,6 @@ class RunnerAtImport(LintRule):
 
     code = "DL104"
     name = "runner-at-import"
-    fixable = True
 
     VALID = [
         Valid(
@@ -116,6 +115,7 @@ class RunnerAtImport(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
+            line=9, column=1,
         ),
         # Alias through a module import, inside a top-level if; tests follow: moved to the end.
         Invalid(
@@ -141,6 +141,7 @@ class RunnerAtImport(LintRule):
                 if not cu.IS_WINDOWS:
                     cu.run_tests()
             """,
+            line=5, column=5,
         ),
         # Through this module's main(); an existing guard that does something else
         # receives the call.
@@ -169,6 +170,7 @@ class RunnerAtImport(LintRule):
                 os.environ["MASTER_PORT"] = "29500"
                 main()
             """,
+            line=11, column=1,
         ),
         # The guard already runs the tests: the import-time call is dropped.
         Invalid(
@@ -186,6 +188,7 @@ class RunnerAtImport(LintRule):
             if __name__ == "__main__":
                 rt()
             """,
+            line=4, column=1,
         ),
         # A statement that binds a name is reported but not moved.
         Invalid(
@@ -198,6 +201,7 @@ class RunnerAtImport(LintRule):
             except ImportError:
                 np = None
             """,
+            line=6, column=5,
         ),
         # CRLF and tabs; a configured runner.
         Invalid(
@@ -211,6 +215,7 @@ class RunnerAtImport(LintRule):
             'if __name__ == "__main__":\r\n'
             "\tif True:\r\n"
             "\t\tlaunch_tests()\r\n",
+            line=4, column=2,
         ),
     ]
 

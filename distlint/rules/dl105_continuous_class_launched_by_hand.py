@@ -111,6 +111,7 @@ class ContinuousClassLaunchedByHand(LintRule):
                                                 args=(world_size, rdvz_file))
             """,
             expected_message="`SymmMemTest.run_rank()` launches the ranks of continuous class `SymmMemTest` by hand",
+            line=15, column=9,
         ),
         # Through a function of the module and an alias of spawn.
         Invalid(
@@ -129,6 +130,7 @@ class ContinuousClassLaunchedByHand(LintRule):
                 main()
             """,
             expected_message="`main()` (which calls `PipelineTest.run_rank`) launches the ranks",
+            line=13, column=5,
         ),
     ]
 

@@ -6,7 +6,7 @@ from libcst import Module
 
 from distlint.analysis.eligibility import describe_short
 from distlint.analysis.model import ExecutionModel, TestAnalysis
-from distlint.analysis.pg import creation_words, may_have_per_test_pg, module_analysis, per_test_words
+from distlint.analysis.pg import may_have_per_test_pg, module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -120,6 +120,7 @@ class PerTestProcessGroup(LintRule):
                     dist.destroy_process_group()
             """,
             expected_message="`test_allreduce` creates its own PG with init_process_group; migratable",
+            line=12, column=9,
         ),
         # Through a same-class helper, with an aliased import; NCCL environment makes it stay.
         Invalid(
@@ -143,12 +144,9 @@ class PerTestProcessGroup(LintRule):
             """,
             expected_message="via self._init_process -> init_process_group; keep it per-test: "
                              "sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
+            line=17, column=9,
         ),
     ]
-
-    @classmethod
-    def trigger_words(cls, config) -> frozenset:
-        return per_test_words(config) | creation_words(config)
 
     @classmethod
     def may_report(cls, screen, config) -> bool:

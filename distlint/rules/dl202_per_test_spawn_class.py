@@ -7,7 +7,7 @@ from libcst import Module
 from distlint.analysis.eligibility import reason_counts
 from distlint.analysis.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
-from distlint.analysis.pg import creation_words, may_have_per_test_pg, module_analysis, per_test_words
+from distlint.analysis.pg import may_have_per_test_pg, module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -121,6 +121,7 @@ class PerTestSpawnClass(LintRule):
             """,
             expected_message="`TestGloo`: 3 tests each spawn 2 processes and create a PG; 2 can move to a "
                              "continuous class (run `distlint migrate`), 1 cannot: 1 aborts or shuts down the PG",
+            line=5, column=1,
         ),
         # DTensorTestBase tests get their PG from @with_comms.
         Invalid(
@@ -137,12 +138,9 @@ class PerTestSpawnClass(LintRule):
             expected_message="`TestShard`: 1 test spawns world_size processes and creates a PG; none can move "
                              "to a continuous class: 1 runs per-test through a base other than "
                              "MultiProcessTestCase (select DL201 for each test)",
+            line=5, column=1,
         ),
     ]
-
-    @classmethod
-    def trigger_words(cls, config) -> frozenset:
-        return per_test_words(config) | creation_words(config)
 
     @classmethod
     def may_report(cls, screen, config) -> bool:

@@ -97,6 +97,7 @@ class PgLifecycleInContinuousClass(LintRule):
                     dist.destroy_process_group()
             """,
             expected_message="`test_allreduce` calls destroy_process_group() in continuous class `TestCollectives`",
+            line=9, column=9,
         ),
         Invalid(
             """
@@ -110,12 +111,9 @@ class PgLifecycleInContinuousClass(LintRule):
                     self._break()
             """,
             expected_message=".abort() via self._break",
+            line=9, column=9,
         ),
     ]
-
-    @classmethod
-    def trigger_words(cls, config) -> frozenset:
-        return continuous_words(config) | lifecycle_words()
 
     @classmethod
     def may_report(cls, screen, config) -> bool:

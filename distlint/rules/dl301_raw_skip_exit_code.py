@@ -9,14 +9,14 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from distlint.analysis.names import qualified_name_map, qualified_names
-from distlint.rules.base import Fix, ImportSpec, Invalid, LintRule, Valid
+from distlint.imports import ImportSpec
+from distlint.rules.base import Fix, Invalid, LintRule, Valid
 from distlint.skipcodes import PYTORCH_SKIPS, name_for_code
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 
 EXIT_FUNCTIONS = {"sys.exit": "sys.exit", "os._exit": "os._exit"}
-TORCH_MODULE = "torch.testing._internal.common_distributed"
-RUNTIME_MODULE = "distlint.runtime"
 #: Modules whose ``TEST_SKIPS`` is the registry (reused when the file imports it from them).
-PROVIDERS = (TORCH_MODULE, RUNTIME_MODULE, "distlint.runtime.skips")
+PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME, "distlint.runtime.skips")
 SKIP_CODES = frozenset(skip.exit_code for skip in PYTORCH_SKIPS.values())
 #: ``exit(<integer literal>`` in the source (the cheap pre-screen; the value is checked in Python).
 _GAP = rb"(?:\s|\\\n|#[^\n]*)*"  # whitespace, line continuations and comments
@@ -44,7 +44,7 @@ def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
         for small in statement.body:
             if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                 name = get_full_name_for_node(small.module) or ""
-                uses_runtime = uses_runtime or name.startswith(RUNTIME_MODULE)
+                uses_runtime = uses_runtime or name.startswith(DISTLINT_RUNTIME)
                 if isinstance(small.names, cst.ImportStar):
                     if name in PROVIDERS:
                         reference = reference or "TEST_SKIPS"
@@ -58,7 +58,7 @@ def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
             elif isinstance(small, cst.Import):
                 for alias in small.names:
                     name = get_full_name_for_node(alias.name) or ""
-                    uses_runtime = uses_runtime or name.startswith(RUNTIME_MODULE)
+                    uses_runtime = uses_runtime or name.startswith(DISTLINT_RUNTIME)
                     if name in PROVIDERS and reference is None:
                         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                             reference = f"{alias.asname.name.value}.TEST_SKIPS"
@@ -100,7 +100,6 @@ class RawSkipExitCode(LintRule):
 
     code = "DL301"
     name = "raw-skip-exit-code"
-    fixable = True
     TRIGGER_WORDS = frozenset({"exit", "_exit"})
 
     VALID = [
@@ -156,6 +155,7 @@ class RawSkipExitCode(LintRule):
                 if torch.cuda.device_count() < 2:
                     sys.exit(TEST_SKIPS["multi-gpu-2"].exit_code)
             """,
+            line=9, column=9,
         ),
         # An existing aliased import is reused; os._exit too.
         Invalid(
@@ -174,6 +174,7 @@ class RawSkipExitCode(LintRule):
             def worker():
                 os._exit(SKIPS["nccl"].exit_code)
             """,
+            line=6, column=5,
         ),
         # Modules on distlint.runtime get the runtime's registry.
         Invalid(
@@ -193,6 +194,7 @@ class RawSkipExitCode(LintRule):
                 def test_two(self):
                     sys.exit(TEST_SKIPS["multi-gpu-1"].exit_code)
             """,
+            line=7, column=9,
         ),
     ]
 
@@ -228,7 +230,7 @@ class RawSkipExitCode(LintRule):
         add: List[ImportSpec] = []
         if reference is None:
             reference = "TEST_SKIPS"
-            add.append(ImportSpec(RUNTIME_MODULE if uses_runtime else TORCH_MODULE, "TEST_SKIPS"))
+            add.append(ImportSpec(DISTLINT_RUNTIME if uses_runtime else TORCH_DISTRIBUTED_TESTING, "TEST_SKIPS"))
         replacement = cst.parse_expression(f'{reference}["{skip}"].exit_code')
         message = (f"`{function}({exit_code})` is the skip code for \"{PYTORCH_SKIPS[skip].message}\"; "
                    f"write `TEST_SKIPS[\"{skip}\"].exit_code` so it reads as a skip (autofix)")

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import libcst as cst
 
 from distlint.analysis.names import node_names, qualified_name_map
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 
 MISSPELLED = "MultiProcContinousTest"
 CORRECT = "MultiProcContinuousTest"
 #: Modules that export (or exported) the continuous base class.
-PROVIDERS = ("torch.testing._internal.common_distributed", "distlint.runtime")
+PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME)
 MISSPELLED_QUALIFIED = frozenset(f"{module}.{MISSPELLED}" for module in PROVIDERS)
 
 
@@ -47,7 +48,6 @@ class MisspelledContinuousBase(LintRule):
 
     code = "DL302"
     name = "misspelled-continuous-base"
-    fixable = True
     TRIGGER_WORDS = frozenset({MISSPELLED})
 
     VALID = [
@@ -85,6 +85,7 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(MultiProcContinuousTest):
                 pass
             """,
+            line=2, column=56,
         ),
         # An aliased import: only the imported name changes, the alias stays.
         Invalid(
@@ -100,6 +101,7 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(Base):
                 pass
             """,
+            line=2, column=30,
         ),
         # Attribute access through the module.
         Invalid(
@@ -115,6 +117,7 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(cd.MultiProcContinuousTest):
                 pass
             """,
+            line=4, column=23,
         ),
     ]
 

@@ -14,10 +14,9 @@ from distlint.analysis.mainblock.facts import (
 )
 from distlint.analysis.mainblock.guards import is_ast_any_main_guard, is_ast_main_guard, is_main_guard
 from distlint.analysis.mainblock.prescreen import may_require_main, screen_shape, screened_shape
-from distlint.analysis.mainblock.runners import TORCH_RUNNER_MODULE
 
 __all__ = [
-    "MainBlockFacts", "TORCH_RUNNER_MODULE", "analyze_main_block", "file_label", "is_ast_any_main_guard",
+    "MainBlockFacts", "analyze_main_block", "file_label", "is_ast_any_main_guard",
     "is_ast_main_guard", "is_main_guard", "main_block_facts", "main_block_required", "may_require_main",
     "screen_shape", "screened_shape",
 ]

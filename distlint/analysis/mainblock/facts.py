@@ -30,14 +30,14 @@ from distlint.analysis.mainblock.continuous_launch import (continuous_base_names
 from distlint.analysis.mainblock.generated_tests import (generating_assignment, generating_call, is_class_factory,
                                                          loop_label)
 from distlint.analysis.mainblock.guards import is_any_main_guard, is_main_guard
-from distlint.analysis.mainblock.runners import (DISTLINT_RUNNER_MODULE, GUARD_RUNNERS, RAISERS, TORCH_RUNNER_MODULE,
-                                                 all_runners, convention_runners)
+from distlint.analysis.mainblock.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
 from distlint.analysis.names import dotted_name, last_component, names_match_any
 from distlint.analysis.names.import_table import ImportTable, record_import
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.linter import FileContext
+    from distlint.source import FileContext
 
 _TEST_BASE = re.compile(r"(TestCase|TestBase|Test|Tests)$")
 
@@ -357,7 +357,7 @@ class _Analysis:
 
     def _runner_module_in_use(self) -> Optional[str]:
         used = self.table.module_names()
-        for module in (DISTLINT_RUNNER_MODULE, TORCH_RUNNER_MODULE):
+        for module in (DISTLINT_RUNTIME, TORCH_RUNNER_MODULE):
             if any(name == module or name.startswith(module + ".") for name in used):
                 return module
         return None

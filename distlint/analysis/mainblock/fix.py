@@ -2,7 +2,7 @@
 
 Every function returns a new module (or ``None`` when there is no safe rewrite) and
 never edits import lines by hand: the imports a rewrite needs come back as
-:class:`~distlint.rules.base.ImportSpec` and are added by libcst's ``AddImportsVisitor``
+:class:`~distlint.imports.ImportSpec` and are added through :mod:`distlint.imports`
 (the linter does it for rule fixes, :func:`ensure_main_block` for the codemod).
 
 New code is built as nodes, not text, so it takes the file's own newline (CRLF stays
@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from distlint.analysis.mainblock.facts import ImportTimeRun, MainBlockFacts, analyze_main_block
-from distlint.analysis.mainblock.runners import RUNNER_MODULES, TORCH_RUNNER_MODULE, convention_runners
+from distlint.analysis.mainblock.runners import RUNNER_MODULES, convention_runners
 from distlint.analysis.names import names_match_any
-from distlint.rules.base import ImportSpec
+from distlint.imports import ImportSpec, add_imports
+from distlint.torch_names import TORCH_RUNNER_MODULE
 
 RunnerPlan = Tuple[cst.BaseExpression, Tuple[ImportSpec, ...]]
 
@@ -249,16 +248,6 @@ def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
     inner = [moved(run) for run in runs if run.index != last] + [last_statement.with_changes(leading_lines=[])]
     body[last] = build_main_guard(inner, last_statement.leading_lines)
     return module.with_changes(body=[s for s in body if s is not None])
-
-
-def add_imports(module: cst.Module, imports: Sequence[ImportSpec]) -> cst.Module:
-    """Add ``imports`` with libcst's ``AddImportsVisitor`` (it reuses existing ``from`` lines)."""
-    if not imports:
-        return module
-    context = CodemodContext()
-    for spec in imports:
-        AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
-    return module.visit(AddImportsVisitor(context))
 
 
 def ensure_main_block(module: cst.Module, runner_module: str = TORCH_RUNNER_MODULE,

@@ -21,6 +21,7 @@ from typing import Optional
 import libcst as cst
 
 from distlint.analysis.names import dotted_name
+from distlint.cst_utils import code_of
 
 #: At module level these all return the module's namespace.
 NAMESPACE_FUNCTIONS = frozenset({"globals", "vars", "locals"})
@@ -83,7 +84,7 @@ def is_class_factory(call: cst.Call) -> bool:
 def loop_label(loop: cst.CSTNode) -> str:
     """``for backend in ...`` / ``while ...``: how a class-making loop is named in messages."""
     if isinstance(loop, cst.For):
-        target = cst.Module([]).code_for_node(loop.target)
+        target = code_of(loop.target)
         return f"for {target} in ..."
     return "while ..."
 

@@ -20,7 +20,7 @@ from distlint.analysis.names import last_component, names_match_any
 
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.linter import PreScreen
+    from distlint.source import PreScreen
 
 
 @dataclass(frozen=True)

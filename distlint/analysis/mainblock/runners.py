@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Iterable, Tuple
 
-TORCH_RUNNER_MODULE = "torch.testing._internal.common_utils"
-DISTLINT_RUNNER_MODULE = "distlint.runtime"
+from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
+
 #: Modules whose ``run_tests`` is always a runner, whatever the config says.
-RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNNER_MODULE)
+RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNTIME)
 #: Callables that run a module's tests without being the ``run_tests`` convention:
 #: they make a main block valid (DL102) and are bad at import (DL104), but importing
 #: them does not make a module "belong" to the convention (DL101): torchrec-style

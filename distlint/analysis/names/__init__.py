@@ -33,7 +33,10 @@ def qualified_name_map(wrapper: MetadataWrapper) -> QualifiedNames:
     """
     if _USE_PROVIDER:
         return wrapper.resolve(QualifiedNameProvider)
-    cache = wrapper._metadata  # libcst's per-wrapper metadata dict
+    # ``wrapper._metadata`` is private (pyproject.toml pins libcst for it). The public way, a
+    # ``BaseMetadataProvider`` read through ``wrapper.resolve``, makes libcst run an empty
+    # batched traversal of the whole module on first resolve: +10-30% lint CPU on fixtures/.
+    cache = wrapper._metadata
     names = cache.get(NameResolver)
     if names is None:
         names = cache[NameResolver] = build_resolver(wrapper.module)

@@ -2,9 +2,9 @@
 
 ``QualifiedNameProvider`` depends on ``ScopeProvider``, which runs libcst's visitor machinery
 (rebuilding every node it passes) twice over the module (``ExpressionContextProvider`` too)
-and resolves every access of the module up front. On a per-test-spawn test file that is ~60%
-of the cost of linting it (``notes/pg_BENCHMARKS.md``), for the few hundred nodes our rules ask
-about.
+and resolves every access of the module up front. On a per-test-spawn test file that was ~70%
+of the cost of linting it (BENCHMARKS.md, "PG analysis cost"; "Name resolution" has the
+side-by-side figures), for the few hundred nodes our rules ask about.
 
 :class:`NameResolver` does one walk that reads the nodes' fields directly (no rebuilding) and
 records, into libcst's *own* scope objects (``GlobalScope``, ``FunctionScope``, ``ClassScope``,
@@ -27,10 +27,14 @@ from __future__ import annotations
 from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvider
-from libcst.metadata.scope_provider import (
-    Access, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, Scope, _gen_dotted_names,
+from libcst.metadata import (
+    Access, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, MetadataWrapper, QualifiedName,
+    QualifiedNameProvider, Scope,
 )
+# Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
+# ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
+# has compared against the real provider.
+from libcst.metadata.scope_provider import _gen_dotted_names
 
 from distlint.analysis.walk import code_children
 

@@ -36,7 +36,7 @@ from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_functi
 from distlint.config import Config
 
 if TYPE_CHECKING:
-    from distlint.linter import FileContext
+    from distlint.source import FileContext
 
 FACT_KEY = "distlint.analysis.pg.module_analysis"
 _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEVICE_MESH)

@@ -26,6 +26,7 @@ from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility
 from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.creation import config_names
 from distlint.config import Config
+from distlint.cst_utils import code_of, is_string_statement
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
@@ -33,15 +34,11 @@ OTHER_MULTIPROCESS_BASES = PER_TEST_BASES | CONTINUOUS_BASES | THREADED_BASES | 
 HOOKS = ("setUp", "tearDown", "__init__")
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 def first_line(statement: cst.CSTNode) -> str:
     """The statement's first line of code (its leading comments left out)."""
     if hasattr(statement, "leading_lines"):
         statement = statement.with_changes(leading_lines=[])  # type: ignore[call-arg]
-    return _code(statement).strip().splitlines()[0]
+    return code_of(statement).strip().splitlines()[0]
 
 
 def _passed_on(owner: str, reason: Ineligibility) -> str:
@@ -177,13 +174,13 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
     reasons: List[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
         reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
-                                     f"`{_code(cls.options)}` is not self.opts(); build them in opts()"))
+                                     f"`{code_of(cls.options)}` is not self.opts(); build them in opts()"))
     elif uses_class_opts(cls):
         problem = _opts_problem(cls, table, names)
         if problem is not None:
             reasons.append(Ineligibility(Reason.CLASS_OPTIONS, node, problem))
     if cls.timeout is not None and "self" in _bare_names(cls.timeout):
-        reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{_code(cls.timeout)}` reads self"))
+        reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self"))
     return reasons
 
 
@@ -201,7 +198,7 @@ def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) 
     if found is None:
         return None
     owner, function = found
-    decorators = [_code(d.decorator) for d in function.decorators]
+    decorators = [code_of(d.decorator) for d in function.decorators]
     if decorators in (["classmethod"], ["staticmethod"]):
         return None
     if decorators:
@@ -291,17 +288,12 @@ def hook_problem(function: cst.FunctionDef) -> Optional[str]:
         return "is overridden"
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
-        if is_docstring(statement) or _is_super_call(statement, name) or _is_spawn(statement):
+        if is_string_statement(statement) or _is_super_call(statement, name) or _is_spawn(statement):
             continue
         if name == "tearDown" and _removes_file_name(statement):
             continue
         return f"does more than {'spawn the workers' if name == 'setUp' else 'call super()'}: `{first_line(statement)}`"
     return None
-
-
-def is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
 
 def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
@@ -330,6 +322,6 @@ def _is_spawn(statement: cst.BaseStatement) -> bool:
 
 def _removes_file_name(statement: cst.BaseStatement) -> bool:
     """``try: os.remove(self.file_name) except OSError: pass`` (or the bare call)."""
-    text = _code(statement)
+    text = code_of(statement)
     return "self.file_name" in text and ("remove(" in text or "unlink(" in text) and "self." not in text.replace(
         "self.file_name", "")

@@ -19,8 +19,8 @@ from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
 from distlint.analysis.pg.creation import env_family
 from distlint.analysis.pg.events import Event, Scan
+from distlint.cst_utils import code_of
 
-_EMPTY = cst.Module([])
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
 _TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hangs)(_|$)")
 #: World-size expressions that mean "the class's world size".
@@ -31,7 +31,7 @@ def code(node: Optional[cst.CSTNode]) -> Optional[str]:
     """Source of ``node`` with whitespace removed (for comparing expressions); None for None."""
     if node is None:
         return None
-    return "".join(_EMPTY.code_for_node(node).split())
+    return "".join(code_of(node).split())
 
 
 def is_class_opts_call(node: Optional[cst.BaseExpression]) -> bool:

@@ -16,6 +16,7 @@ from distlint.analysis.model import ExecutionModel
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
 from distlint.analysis.pg.creation import config_names
 from distlint.config import Config
+from distlint.cst_utils import is_string_statement
 
 SPAWN_METHODS = ("_spawn_processes", "_fork_processes")
 
@@ -250,17 +251,12 @@ def _class_assignment(small: cst.BaseSmallStatement, name: str) -> Optional[cst.
 
 def _single_return(func: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
-    statements = [s for s in body if not _is_docstring(s)]
+    statements = [s for s in body if not is_string_statement(s)]
     if len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine):
         small = statements[0].body[0]
         if isinstance(small, cst.Return):
             return small.value
     return None
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
 
 def integer_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:

@@ -1,0 +1,149 @@
+"""A file's source as every part of distlint sees it: bytes, text, trees, and per-file facts.
+
+A leaf module: it imports nothing of distlint at run time, so the linter, the rules, the
+analyses, the codemod and ``safe_write`` can all import it without importing each other
+(``Config`` is only named in annotations).
+
+* :class:`PreScreen` - cheap facts about the bytes (words, the stdlib ``ast`` tree) that
+  rules use to say "cannot report here" before anything reaches libcst.
+* :class:`FileContext` - what the rules of one file share: path, config, the metadata
+  wrapper and memoised analyses (:meth:`FileContext.fact`).
+* :func:`decode_source`, :func:`parse`, :func:`verify_python`, :func:`source_lines` -
+  reading and checking source with one-line ``ValueError`` messages for bad input.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, TypeVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+
+T = TypeVar("T")
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_NEWLINES = re.compile(r"\r\n?|\n")
+
+
+class PreScreen:
+    """Cheap facts about a file's source, computed before (and instead of) libcst."""
+
+    def __init__(self, source: bytes, path: str) -> None:
+        self.source = source
+        self.path = path
+        self._words: Optional[FrozenSet[bytes]] = None
+        self._ast: Any = None
+        #: Why ``ast`` could not parse the file (set by :attr:`ast_module`).
+        self.syntax_error: Optional[str] = None
+
+    @property
+    def words(self) -> FrozenSet[bytes]:
+        if self._words is None:
+            self._words = frozenset(_WORD.findall(self.source))
+        return self._words
+
+    def has_any_word(self, words: Iterable[str]) -> bool:
+        mine = self.words
+        return any(word.encode() in mine for word in words)
+
+    @property
+    def ast_module(self) -> Optional[ast.Module]:
+        """The stdlib ``ast`` tree, or ``None`` when ``ast`` cannot parse the file."""
+        if self._ast is None:
+            try:
+                self._ast = ast.parse(self.source, self.path)
+            except SyntaxError as exc:
+                self._ast = False
+                self.syntax_error = f"syntax error at {exc.lineno}:{exc.offset or 1}: {exc.msg}"
+            except ValueError as exc:
+                self._ast = False
+                self.syntax_error = f"cannot parse: {exc}"
+        return self._ast or None
+
+
+class FileContext:
+    """What rules of one file share: path, config, the wrapper, and memoised facts.
+
+    Analyses used by several rules (and by the codemods) are computed once per file
+    through :meth:`fact`.
+    """
+
+    def __init__(self, path: str, config: "Config", wrapper: MetadataWrapper) -> None:
+        self.path = path
+        self.config = config
+        self.wrapper = wrapper
+        self._facts: Dict[Any, Any] = {}
+
+    @property
+    def module(self) -> cst.Module:
+        return self.wrapper.module
+
+    def fact(self, key: Any, compute: Callable[["FileContext"], T]) -> T:
+        if key not in self._facts:
+            self._facts[key] = compute(self)
+        return self._facts[key]
+
+
+def _bad_byte(source: bytes, encoding: str, offset: int) -> ValueError:
+    line = source.count(b"\n", 0, offset) + 1
+    column = offset - (source.rfind(b"\n", 0, offset) + 1) + 1
+    return ValueError(f"not valid {encoding}: byte 0x{source[offset]:02x} at {line}:{column}")
+
+
+def decode_source(source: bytes, path: str) -> str:
+    """Decode as Python does (PEP 263 cookie, BOM); raise ``ValueError`` with a clear reason."""
+    if b"\x00" in source:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as exc:
+        # detect_encoding also rejects a non-UTF-8 byte in the first two lines: name it.
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise _bad_byte(source, "utf-8", bad.start) from None
+        raise ValueError(f"cannot decode: {exc}") from None
+    try:
+        return source.decode(encoding)
+    except LookupError as exc:
+        raise ValueError(f"cannot decode: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise _bad_byte(source, exc.encoding, exc.start) from None
+
+
+def parse(source: bytes, path: str) -> cst.Module:
+    """libcst parse; bad input raises ``ValueError`` with a one-line message."""
+    decode_source(source, path)  # clear message for bad bytes before libcst's long one
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        # Python's own parser says more precisely what is wrong, and where.
+        try:
+            ast.parse(source, path)
+        except SyntaxError as precise:
+            raise ValueError(f"syntax error at {precise.lineno}:{precise.offset or 1}: {precise.msg}") from None
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
+        raise ValueError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {message}") from None
+
+
+def verify_python(source: bytes, path: str) -> None:
+    """Raise ``ValueError`` unless ``source`` parses with libcst and compiles."""
+    parse(source, path)
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise ValueError(f"result does not compile: {exc.msg} (line {exc.lineno})") from None
+
+
+def source_lines(text: str) -> List[str]:
+    """Lines as libcst counts them (``\\r\\n``, ``\\r``, ``\\n``; not form feeds and the like)."""
+    return _NEWLINES.split(text)

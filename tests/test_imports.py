@@ -1,0 +1,146 @@
+"""distlint.imports: the one place imports are added and removed (lint fixes and the codemod)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from distlint.imports import ImportChanges, ImportSpec, add_imports
+from distlint.linter import apply_fixes
+from distlint.rules.base import Fix
+
+
+def _module(code: str) -> cst.Module:
+    return cst.parse_module(textwrap.dedent(code))
+
+
+def _code(code: str) -> str:
+    return textwrap.dedent(code)
+
+
+def test_an_addition_reuses_the_from_line_and_is_not_repeated():
+    module = _module("""\
+        from torch.testing._internal.common_utils import TestCase
+
+        x = 1
+        """)
+    specs = [ImportSpec("torch.testing._internal.common_utils", "run_tests"),
+             ImportSpec("torch.testing._internal.common_utils", "TestCase"),
+             ImportSpec("torch.testing._internal.common_utils", "run_tests")]
+    lines = add_imports(module, specs).code.splitlines()
+    imports = [line for line in lines if "import" in line]
+    assert len(imports) == 1 and imports[0].startswith("from torch.testing._internal.common_utils import ")
+    assert sorted(imports[0].split(" import ")[1].split(", ")) == ["TestCase", "run_tests"]
+    assert lines[-1] == "x = 1"
+
+
+def test_an_aliased_addition_and_a_module_import():
+    module = _module("x = 1\n")
+    result = add_imports(module, [ImportSpec("distlint.runtime", "run_tests", "distlint_run_tests"),
+                                  ImportSpec("os")])
+    assert "from distlint.runtime import run_tests as distlint_run_tests\n" in result.code
+    assert "import os\n" in result.code
+
+
+def test_nothing_to_do_returns_the_same_module():
+    module = _module("import os\n")
+    assert ImportChanges().apply(module) is module
+
+
+def test_a_removal_happens_only_when_the_import_is_unused():
+    module = _module("""\
+        import os
+        import sys
+
+        print(sys.argv)
+        """)
+    changes = ImportChanges().remove_if_unused(ImportSpec("os")).remove_if_unused(ImportSpec("sys"))
+    assert changes.apply(module).code == _code("""\
+        import sys
+
+        print(sys.argv)
+        """)
+
+
+def test_two_aliases_of_one_module_are_both_removed():
+    # RemoveImportsVisitor keeps one alias per module in a pass: each alias gets its own.
+    module = _module("""\
+        import torch.distributed as c10d
+        import torch.distributed as dist
+
+        x = 1
+        """)
+    changes = ImportChanges()
+    changes.remove_if_unused(ImportSpec("torch.distributed", asname="c10d"))
+    changes.remove_if_unused(ImportSpec("torch.distributed", asname="dist"))
+    assert changes.apply(module).code.strip() == "x = 1"
+
+
+def test_the_imports_of_a_dropped_node_go_unless_still_used():
+    module = _module("""\
+        import os
+        import sys
+        from shutil import rmtree
+
+        def cleanup():
+            rmtree(os.getcwd())
+            sys.exit(0)
+
+        print(sys.argv)
+        """)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    function = module.body[3]
+    assert isinstance(function, cst.FunctionDef)
+    changes = ImportChanges(wrapper).remove_used_by(function)
+    without_function = module.with_changes(body=[*module.body[:3], module.body[4]])
+    assert changes.apply(without_function).code == _code("""\
+        import sys
+
+        print(sys.argv)
+        """)
+
+
+def test_removing_by_node_needs_the_wrapper_of_that_node():
+    module = _module("import os\nos.getcwd()\n")
+    with pytest.raises(Exception):
+        ImportChanges().remove_used_by(module.body[1])
+
+
+def test_additions_and_removals_in_one_go():
+    module = _module("""\
+        from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+        class T:
+            pass
+        """)
+    changes = ImportChanges()
+    changes.add(ImportSpec("distlint.runtime", "MultiProcContinuousTest"))
+    changes.remove_if_unused(ImportSpec("torch.testing._internal.common_distributed", "MultiProcessTestCase"))
+    assert changes.apply(module).code == _code("""\
+        from distlint.runtime import MultiProcContinuousTest
+
+        class T:
+            pass
+        """)
+
+
+def test_lint_fixes_add_and_remove_imports_through_the_same_helper():
+    module = _module("""\
+        import os
+        import sys
+
+        sys.exit(77)
+        """)
+    call = module.body[2].body[0].value  # type: ignore[attr-defined]
+    fix = Fix(edits=((call.args[0].value, cst.parse_expression('TEST_SKIPS["no_cuda"].exit_code')),),
+              add_imports=(ImportSpec("torch.testing._internal.common_distributed", "TEST_SKIPS"),),
+              remove_imports=(ImportSpec("os"),))
+    assert apply_fixes(module, [fix]).code == _code("""\
+        import sys
+        from torch.testing._internal.common_distributed import TEST_SKIPS
+
+        sys.exit(TEST_SKIPS["no_cuda"].exit_code)
+        """)
