@@ -12,7 +12,7 @@ Exit status of ``distlint check``:
 With ``--format lintrunner`` findings and file errors are lint messages and the
 exit status is 0 unless it would be 2 (lintrunner's adapter protocol).
 
-``migrate`` lives in :mod:`distlint.codemods.command`, imported only when used, so
+``migrate`` lives in :mod:`distlint.codemods.cli`, imported only when used, so
 ``check`` never pays for (or depends on) the codemod.
 """
 
@@ -93,7 +93,7 @@ def build_parser(with_migrate: bool = False) -> argparse.ArgumentParser:
                                   description="Move eligible tests into continuous-test classes.",
                                   add_help=not with_migrate)
     if with_migrate:
-        from distlint.codemods.command import configure_parser
+        from distlint.codemods.cli import configure_parser
 
         configure_parser(migrate)
     return parser
@@ -112,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return run_check(args)
         if args.command == "rules":
             return run_rules(args)
-        from distlint.codemods.command import run
+        from distlint.codemods.cli import run
 
         return run(args)
     except BrokenPipeError:  # `distlint check | head`

@@ -3,7 +3,7 @@
 :func:`node_spans` gives the positions of a few reported nodes for a tenth of
 ``PositionProvider``'s cost, with exactly the provider's values (``tests/test_engine.py``
 compares them node by node on the fixtures). Qualified names have their own cheap
-equivalent in ``distlint.analysis.name_resolver``. See BENCHMARKS.md for what they save.
+equivalent in ``distlint.analysis.names.resolver``. See BENCHMARKS.md for what they save.
 """
 
 from __future__ import annotations

@@ -165,10 +165,10 @@ def test_rule_sections_leave_comments_in_code_blocks_alone():
 
 def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
     calls = []
-    fake = types.ModuleType("distlint.codemods.command")
+    fake = types.ModuleType("distlint.codemods.cli")
     fake.configure_parser = lambda parser: parser.add_argument("--write", action="store_true")
     fake.run = lambda args: calls.append(args) or 7
-    monkeypatch.setitem(sys.modules, "distlint.codemods.command", fake)
+    monkeypatch.setitem(sys.modules, "distlint.codemods.cli", fake)
     status, _, _ = run_cli("migrate", "--write")
     assert status == 7
     assert calls and calls[0].write is True

@@ -17,7 +17,7 @@ from distlint.analysis.mainblock import (
     main_block_required,
     screen_shape,
 )
-from distlint.analysis.mainblock_fix import ensure_main_block, move_main_block_to_end
+from distlint.analysis.mainblock.fix import ensure_main_block, move_main_block_to_end
 from distlint.config import Config, load_config
 from distlint.linter import fix_source, lint_source
 from distlint.rules import all_rules

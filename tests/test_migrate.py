@@ -404,9 +404,8 @@ def test_existing_torch_continuous_import_gets_an_alias() -> None:
     assert "class Old(MultiProcContinuousTest):" in text
 
 
-def test_main_block_is_added_when_missing() -> None:
-    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
-                            + '''
+LAUNCHER = "mypkg.testing.launch_tests"
+BARRIER_TEST = '''
     class BarrierTest(MultiProcessTestCase):
         world_size = 2
 
@@ -418,10 +417,40 @@ def test_main_block_is_added_when_missing() -> None:
             store = dist.FileStore(self.file_name, self.world_size)
             dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
             dist.barrier()
-    ''')
+'''
+
+
+def test_main_block_is_added_when_missing() -> None:
+    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
+                            + BARRIER_TEST)
     text = result.migrated.decode()
     assert text.rstrip().endswith('if __name__ == "__main__":\n    run_tests()')
     assert "from distlint.runtime import" in text and "run_tests" in text.split("class")[0]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_migrate_honours_the_configured_runners(runtime: str) -> None:
+    """``[tool.distlint] runners``: migrate sees the suite's own runner as DL101-DL104 do."""
+    config = Config(runners=(LAUNCHER,))
+    source = textwrap.dedent(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n",
+                                                     "from mypkg.testing import launch_tests\n") + BARRIER_TEST)
+    options = MigrateOptions(runtime=runtime)
+
+    # No main block: the one added calls the configured runner, as DL101's fix would.
+    result = migrate_source(source.encode(), "test_inline.py", config, options)
+    assert result.migrated is not None
+    text = result.migrated.decode()
+    assert text.rstrip().endswith('if __name__ == "__main__":\n    launch_tests()'), text
+    main_rules = Config(select=("DL101", "DL102", "DL104"), runners=(LAUNCHER,))
+    assert not lint_source(result.migrated, "test_inline.py", main_rules).findings
+
+    # The configured runner already runs the tests at import (DL104's case): a main block
+    # calling another runner would run them twice, so none is added.
+    at_import = source + "\nlaunch_tests()\n"
+    result = migrate_source(at_import.encode(), "test_inline.py", config, options)
+    assert result.migrated is not None and "BarrierTestContinuous" in result.migrated.decode()
+    assert "__main__" not in result.migrated.decode()
+    assert [f.code for f in lint_source(result.migrated, "test_inline.py", main_rules).findings] == ["DL104"]
 
 
 def test_files_without_per_test_classes_are_not_analysed(monkeypatch) -> None:

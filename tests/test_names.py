@@ -17,7 +17,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
-from distlint.analysis.name_resolver import NameResolver, build_resolver
+from distlint.analysis.names.resolver import NameResolver, build_resolver
 from distlint.analysis.names import qualified_name_map, qualified_names, use_libcst_provider
 from distlint.analysis.pg import analyze_module
 from distlint.codemods.migrate_continuous import migrate_source

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -25,36 +25,8 @@ class ExecutionModel(enum.Enum):
     PLAIN = "plain"  # any other class: not a target
 
 
-class Reason(enum.Enum):
-    """Why a per-test-PG test cannot move to a continuous class (value: code, text)."""
-
-    DESTROYS_PG_EARLY = ("destroys-pg-early", "destroys or aborts the PG before the end of the test")
-    TESTS_ABORT = ("tests-abort", "tests PG abort/shutdown")
-    MULTIPLE_PGS = ("multiple-pgs", "creates several process groups or worlds")
-    PG_ENVIRONMENT = ("pg-environment", "sets PG-affecting environment (TORCH_NCCL_*, NCCL_*, TORCH_DISTRIBUTED_DEBUG)")
-    ENV_DECORATOR = ("env-decorator", "uses with_nccl_blocking_wait / with_dist_debug_levels")
-    CUSTOM_TIMEOUT = ("custom-timeout", "passes a timeout= different from the class's other PG creations")
-    EXPECTS_FAILURE = ("expects-failure", "expects failure (assertRaises around init or collectives, watchdog/timeout, sys.exit/os._exit, skip_return_code_checks)")
-    OTHER_WORLD_SIZE = ("other-world-size", "uses a world size other than the class's")
-    OTHER_BACKEND = ("other-backend", "uses a backend other than the class's")
-    CUSTOM_OPTIONS = ("custom-options", "passes PG options other than the default or the class's opts()")
-    USES_FILE_NAME = ("uses-file-name", "uses self.file_name for something other than the store")
-    KILLS_RANK = ("kills-rank", "branches on rank to kill a process")
-    UNRESOLVED_PG = ("unresolved-pg", "creates its PG in a way distlint cannot follow")
-    # Class-level reasons (``ClassAnalysis.ineligible``; every PG test of the class carries them too):
-    # a continuous class cannot reproduce what the class does around its tests.
-    UNSUPPORTED_BASE = ("unsupported-base", "runs per-test through a base other than MultiProcessTestCase; "
-                                            "move it to that base's continuous counterpart by hand")
-    CLASS_ENVIRONMENT = ("class-environment", "the class's setUp sets PG environment; a continuous class's "
-                                              "workers start once, before any setUp runs")
-    CLASS_SETUP = ("class-setup", "the class's setUp/tearDown do more than spawn the workers; a continuous "
-                                  "class runs them in the dispatcher only")
-    UNKNOWN_BACKEND = ("unknown-backend", "the class's backend is not a literal distlint can carry into "
-                                          "backend_str()")
-    CLASS_OPTIONS = ("class-options", "the class's PG options cannot become a classmethod opts()")
-    CLASS_TIMEOUT = ("class-timeout", "the class's PG timeout cannot become a class attribute")
-    BASE_CLASS = ("base-class", "its same-file base class cannot share a PG")
-    SUBCLASS = ("subclass", "a same-file subclass that inherits it cannot share a PG")
+class CodedEnum(enum.Enum):
+    """An enum of reasons whose values start with ``(code, text)``: ``[code] text`` in messages."""
 
     @property
     def code(self) -> str:
@@ -63,6 +35,119 @@ class Reason(enum.Enum):
     @property
     def text(self) -> str:
         return self.value[1]
+
+
+class ReasonText(NamedTuple):
+    """Everything said about one :class:`Reason`, in one place (every field required)."""
+
+    #: Stable identifier, shown in brackets (``[custom-options]``) and matched by users.
+    code: str
+    #: The full sentence (DL201's message, ``Ineligibility.describe``).
+    text: str
+    #: DL202 counts tests per reason, the count being the subject: "1 aborts the PG"
+    #: (``one``), "3 abort the PG" (``many``).
+    one: str
+    many: str
+    #: One-line form, "<short> (<detail>)" (DL201, the migrate report).
+    short: str
+
+
+class Reason(CodedEnum):
+    """Why a per-test-PG test cannot move to a continuous class: the one table of its wordings."""
+
+    DESTROYS_PG_EARLY = ReasonText(
+        "destroys-pg-early", "destroys or aborts the PG before the end of the test", one="destroys the PG early",
+        many="destroy the PG early", short="destroys the PG before the end")
+    TESTS_ABORT = ReasonText(
+        "tests-abort", "tests PG abort/shutdown", one="aborts or shuts down the PG", many="abort or shut down the PG",
+        short="aborts or shuts down the PG")
+    MULTIPLE_PGS = ReasonText(
+        "multiple-pgs", "creates several process groups or worlds", one="creates several PGs",
+        many="create several PGs", short="creates several PGs")
+    PG_ENVIRONMENT = ReasonText(
+        "pg-environment", "sets PG-affecting environment (TORCH_NCCL_*, NCCL_*, TORCH_DISTRIBUTED_DEBUG)",
+        one="sets PG environment", many="set PG environment", short="sets PG environment")
+    ENV_DECORATOR = ReasonText(
+        "env-decorator", "uses with_nccl_blocking_wait / with_dist_debug_levels",
+        one="uses with_nccl_blocking_wait/with_dist_debug_levels",
+        many="use with_nccl_blocking_wait/with_dist_debug_levels", short="changes PG environment")
+    CUSTOM_TIMEOUT = ReasonText(
+        "custom-timeout", "passes a timeout= different from the class's other PG creations",
+        one="passes its own timeout", many="pass their own timeout", short="own timeout")
+    EXPECTS_FAILURE = ReasonText(
+        "expects-failure",
+        "expects failure (assertRaises around init or collectives, watchdog/timeout, sys.exit/os._exit, "
+        "skip_return_code_checks)",
+        one="expects failure", many="expect failure", short="expects failure")
+    OTHER_WORLD_SIZE = ReasonText(
+        "other-world-size", "uses a world size other than the class's", one="uses another world size",
+        many="use another world size", short="another world size")
+    OTHER_BACKEND = ReasonText(
+        "other-backend", "uses a backend other than the class's", one="uses another backend",
+        many="use another backend", short="another backend")
+    CUSTOM_OPTIONS = ReasonText(
+        "custom-options", "passes PG options other than the default or the class's opts()",
+        one="passes its own PG options", many="pass their own PG options", short="own PG options")
+    USES_FILE_NAME = ReasonText(
+        "uses-file-name", "uses self.file_name for something other than the store",
+        one="uses self.file_name beyond the store", many="use self.file_name beyond the store",
+        short="uses self.file_name beyond the store")
+    KILLS_RANK = ReasonText(
+        "kills-rank", "branches on rank to kill a process", one="kills a rank", many="kill a rank",
+        short="kills a rank")
+    UNRESOLVED_PG = ReasonText(
+        "unresolved-pg", "creates its PG in a way distlint cannot follow",
+        one="creates the PG in a way distlint cannot follow", many="create the PG in a way distlint cannot follow",
+        short="creates its PG where distlint cannot follow")
+    # Class-level reasons (``ClassAnalysis.ineligible``; every PG test of the class carries them too):
+    # a continuous class cannot reproduce what the class does around its tests.
+    UNSUPPORTED_BASE = ReasonText(
+        "unsupported-base",
+        "runs per-test through a base other than MultiProcessTestCase; move it to that base's continuous "
+        "counterpart by hand",
+        one="runs per-test through a base other than MultiProcessTestCase",
+        many="run per-test through a base other than MultiProcessTestCase", short="unsupported per-test base")
+    CLASS_ENVIRONMENT = ReasonText(
+        "class-environment",
+        "the class's setUp sets PG environment; a continuous class's workers start once, before any setUp runs",
+        one="is in a class whose setUp sets PG environment", many="are in a class whose setUp sets PG environment",
+        short="class setUp sets PG environment")
+    CLASS_SETUP = ReasonText(
+        "class-setup",
+        "the class's setUp/tearDown do more than spawn the workers; a continuous class runs them in the "
+        "dispatcher only",
+        one="is in a class whose setUp/tearDown do more than spawn",
+        many="are in a class whose setUp/tearDown do more than spawn",
+        short="class setUp/tearDown do more than spawn")
+    UNKNOWN_BACKEND = ReasonText(
+        "unknown-backend", "the class's backend is not a literal distlint can carry into backend_str()",
+        one="is in a class whose backend is not a literal", many="are in a class whose backend is not a literal",
+        short="class backend not a literal")
+    CLASS_OPTIONS = ReasonText(
+        "class-options", "the class's PG options cannot become a classmethod opts()",
+        one="is in a class whose PG options cannot become opts()",
+        many="are in a class whose PG options cannot become opts()", short="class PG options cannot become opts()")
+    CLASS_TIMEOUT = ReasonText(
+        "class-timeout", "the class's PG timeout cannot become a class attribute",
+        one="is in a class whose PG timeout reads self", many="are in a class whose PG timeout reads self",
+        short="class PG timeout reads self")
+    BASE_CLASS = ReasonText(
+        "base-class", "its same-file base class cannot share a PG",
+        one="inherits a base class that cannot share a PG", many="inherit a base class that cannot share a PG",
+        short="base class cannot share a PG")
+    SUBCLASS = ReasonText(
+        "subclass", "a same-file subclass that inherits it cannot share a PG",
+        one="is inherited by a subclass that cannot share a PG",
+        many="are inherited by a subclass that cannot share a PG",
+        short="inherited by a subclass that cannot share a PG")
+
+    def phrase(self, count: int) -> str:
+        """The count phrase for ``count`` tests (the verb agrees with it)."""
+        return self.value.one if count == 1 else self.value.many
+
+    @property
+    def short(self) -> str:
+        return self.value.short
 
 
 class CreationKind(enum.Enum):

@@ -23,13 +23,17 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.mainblock_fix import ensure_main_block
+from distlint.analysis.mainblock.fix import ensure_main_block
+from distlint.analysis.model import ModuleAnalysis
+from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
-from distlint.codemods.plan import FamilyClass, MigrationPlan, Planner, _world_size_defined
+from distlint.codemods.bases.multi_process_test_case import class_statements
+from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
+from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
+from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
-from distlint.codemods.runner import finish_runner, point_runner_at_placeholder
-from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, classmethod_returning, strip_blank_leading,
-                                       to_classmethod, with_blank_leading)
+from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, strip_blank_leading, to_classmethod,
+                                       with_blank_leading)
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, code_of, is_string_statement
 from distlint.imports import ImportChanges, ImportSpec, add_imports
@@ -87,15 +91,11 @@ def _screen(source: bytes, config: Config) -> bool:
     """Whether the file may have a per-test-spawn class: the DL202 pre-screen's per-test words
     (``_spawn_processes``, ``DTensorTestBase``, ``FSDPTest``, ``per-test-bases``...), so a file
     whose classes all derive from such a base is reported, never skipped."""
-    from distlint.analysis.pg import per_test_words
-
     return any(word.encode() in source for word in per_test_words(config))
 
 
-def _analyze(wrapper: MetadataWrapper, config: Config):
-    from distlint.analysis.pg import analyze_module  # the shared DL2xx analysis
-
-    return analyze_module(wrapper, config)
+def _analyze(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
+    return analyze_module(wrapper, config)  # the shared DL2xx analysis
 
 
 def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
@@ -128,7 +128,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         result.report = plan.report
         if not plan.changes:
             return result
-        migrated = _Emitter(plan, wrapper, options).module()
+        migrated = _Emitter(plan, wrapper, options, config.runners).module()
         new_bytes = migrated.bytes
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
@@ -148,10 +148,13 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
 # -- building the new module ---------------------------------------------------------------
 
 class _Emitter:
-    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions) -> None:
+    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions,
+                 runners: Sequence[str]) -> None:
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
+        #: The ``runners`` config: what runs the tests, as DL101-DL104 see it.
+        self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         self.base_name = self._base_name()
         # Imports the new classes need, and those of removed code, applied once at the end.
@@ -178,12 +181,6 @@ class _Emitter:
                             return f"{self.options.runtime.capitalize()}{CONTINUOUS_BASE}"
         return CONTINUOUS_BASE
 
-    def continuous_name(self, cls: FamilyClass) -> str:
-        return self.plan.continuous_name(cls)
-
-    def mixin_name(self, cls: FamilyClass) -> str:
-        return self.plan.mixin_name(cls)
-
     # -- the module ---------------------------------------------------------------------------
     def module(self) -> cst.Module:
         body: List[cst.BaseStatement] = []
@@ -201,7 +198,7 @@ class _Emitter:
         module = self.plan.module.with_changes(body=body)
         switch_runner = self.options.runtime == "distlint" and self.uses_base
         if switch_runner:
-            module, replaced, note = point_runner_at_placeholder(module)
+            module, replaced, note = point_runner_at_placeholder(module, self.runners)
             if note:
                 self.plan.report.notes.append(note)
             if replaced is not None:
@@ -211,7 +208,7 @@ class _Emitter:
         if switch_runner:
             module, (runner_module, runner, alias) = finish_runner(module)
             module = add_imports(module, [ImportSpec(runner_module, runner, alias)])
-        return _ensure_main_block(module, self.options)
+        return _ensure_main_block(module, self.options, self.runners)
 
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
@@ -224,12 +221,12 @@ class _Emitter:
         call = expression.value
         copy = statement.with_changes(
             body=[expression.with_changes(value=call.with_changes(
-                args=[call.args[0].with_changes(value=cst.Name(self.continuous_name(cls)))]))],
+                args=[call.args[0].with_changes(value=cst.Name(cls.continuous_name))]))],
             leading_lines=[] if not cls.removed else statement.leading_lines)
         return [copy] if cls.removed else [statement, copy.deep_clone()]
 
     def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
-        mixin_units = self.plan.mixin_units(cls)
+        mixin_units = cls.units_placed(Placement.MIXIN)
         if not (cls.has_continuous or mixin_units or cls.removed):
             return [cls.node]
         out: List[cst.BaseStatement] = []
@@ -240,7 +237,7 @@ class _Emitter:
         else:
             self._schedule_removal([u.statement for u in cls.body.units if u.kind == "hook"])
             self._schedule_removal([b.value for b in cls.node.bases])
-        self._schedule_removal([u.statement for u in self.plan.units_placed(cls, "drop")])
+        self._schedule_removal([u.statement for u in cls.units_placed(Placement.DROP)])
         if cls.has_continuous:
             out.append(self._continuous(cls, bool(mixin_units)))
         return out
@@ -258,11 +255,11 @@ class _Emitter:
         return statement
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
-        partner = self.continuous_name(cls) if cls.has_continuous else "the continuous classes derived from it"
+        partner = cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
         docstring = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(
             f'"""Members {cls.name} shares with {partner}."""'))])
         statements = [docstring] + [self._unit_statement(cls, u) for u in units]
-        return cst.ClassDef(name=cst.Name(self.mixin_name(cls)), body=cst.IndentedBlock(body=_spaced(statements)),
+        return cst.ClassDef(name=cst.Name(cls.mixin_name), body=cst.IndentedBlock(body=_spaced(statements)),
                             leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
     def _remaining(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
@@ -272,7 +269,7 @@ class _Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 continue
-            if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in ("stay", "copy"):
+            if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in (Placement.STAY, Placement.COPY):
                 continue
             kept.append(unit.statement)
         if not any(not _is_noise(s) for s in kept):
@@ -283,7 +280,7 @@ class _Emitter:
         body = node.body.with_changes(body=kept) if isinstance(node.body, cst.IndentedBlock) else node.body
         bases = list(node.bases)
         if has_mixin:
-            bases.insert(0, cst.Arg(cst.Name(self.mixin_name(cls))))
+            bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
     def _continuous(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
@@ -293,7 +290,7 @@ class _Emitter:
             statements.append(docstring.statement)
         # Class attributes first, then what the runtime reads, then methods and tests in source order.
         statements += [self._unit_statement(cls, u) for u in cls.body.units
-                       if u.kind == "attribute" and cls.placement.get(id(u.statement)) in ("move", "copy")]
+                       if u.kind == "attribute" and cls.placement.get(id(u.statement)) in (Placement.MOVE, Placement.COPY)]
         if cls is cls.root:
             statements.extend(self._class_facts(cls))
         moved_tests = {id(d.test.node) for d in cls.moved_tests()}
@@ -302,11 +299,11 @@ class _Emitter:
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
                 statements.append(self.plan.rewritten.get(key, unit.statement))
-            elif unit.kind in ("method", "class") and cls.placement.get(key) in ("move", "copy"):
+            elif unit.kind in ("method", "class") and cls.placement.get(key) in (Placement.MOVE, Placement.COPY):
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
         continuous = cst.ClassDef(
-            name=cst.Name(self.continuous_name(cls)),
+            name=cst.Name(cls.continuous_name),
             bases=[cst.Arg(_expression(name)) for name in self._continuous_bases(cls, has_mixin)],
             body=cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]),
             decorators=node.decorators,
@@ -317,22 +314,14 @@ class _Emitter:
 
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
-        facts = cls.analysis
-        out: List[cst.BaseStatement] = []
-        if not _world_size_defined(cls) and not any(member.kept_bases for member in cls.mro()):
-            # MultiProcessTestCase's default, which the per-test class used.
-            self.uses_default_world_size = True
-            out.append(cst.parse_statement("world_size = DEFAULT_WORLD_SIZE\n"))
-        if facts.timeout is not None:
-            out.append(cst.SimpleStatementLine(body=[cst.Assign(
-                targets=[cst.AssignTarget(cst.Name("timeout"))], value=facts.timeout)]))
-        assert facts.backend is not None
-        out.append(classmethod_returning("backend_str", cst.SimpleString(repr(facts.backend).replace("'", '"'))))
+        # Without a world size of its own or from a kept base, the class had MultiProcessTestCase's default.
+        default_world_size = not cls.mro_defines("world_size") and not any(member.kept_bases for member in cls.mro())
+        self.uses_default_world_size = self.uses_default_world_size or default_world_size
         self.uses_base = True
-        return out
+        return class_statements(cls.analysis, default_world_size)
 
     def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
-        names: List[str] = [self.mixin_name(cls)] if has_mixin else []
+        names: List[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls)
         seen: Set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
@@ -343,10 +332,10 @@ class _Emitter:
             if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
                 parent = cls.parent
                 if parent.has_continuous:
-                    out.append(self.continuous_name(parent))
+                    out.append(parent.continuous_name)
                 else:
-                    if self.plan.mixin_units(parent):
-                        out.append(self.mixin_name(parent))
+                    if parent.has_mixin:
+                        out.append(parent.mixin_name)
                     out += self._bases_in_order(parent)
             elif any(base is kept for kept in cls.kept_bases):
                 out.append(code_of(base.value))
@@ -390,10 +379,10 @@ class _Emitter:
         return self.imports.apply(module)
 
 
-def _ensure_main_block(module: cst.Module, options: MigrateOptions) -> cst.Module:
-    """The ``__main__`` block that runs the tests (the DL101 fix)."""
+def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Sequence[str]) -> cst.Module:
+    """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
-    return ensure_main_block(module, runner_module=runner)
+    return ensure_main_block(module, runner_module=runner, runners=runners)
 
 
 def _expression(text: str) -> cst.BaseExpression:

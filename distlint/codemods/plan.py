@@ -14,27 +14,27 @@ For each class ``X``:
   the continuous counterpart of ``X``'s base when that has one (so a subclass keeps its
   overrides and its inherited tests), else from the continuous base class;
 * every member (method, property, class attribute) goes where the code that uses it
-  ends up: members only continuous code uses move; members both sides use go to
-  ``X<Mixin>``, from which both classes derive; the rest stay;
+  ends up (:mod:`distlint.codemods.placement`);
 * ``X`` is removed when it has no tests left and nothing derives from it.
 
-Usage is by name (``self.<name>``, ``cls.<name>``, ``super().<name>``, ``getattr(self,
-"<name>")``), resolved over the class's same-file bases: conservative, so a member is
-never left behind where it is needed.
+The plan's data is :mod:`distlint.codemods.families`; what is specific to the per-test
+base is in :mod:`distlint.codemods.bases`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.class_eligibility import MULTI_PROCESS_TEST_CASE, first_line, uses_class_opts
-from distlint.analysis.model import ClassAnalysis, CreationKind, Reason, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis
+from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, Reason, TestAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
+from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
+from distlint.codemods.bases.multi_process_test_case import BASE_NAME
+from distlint.codemods.families import Decision, FamilyClass, MigrationPlan
+from distlint.codemods.placement import Placer
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
@@ -42,127 +42,7 @@ from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 from distlint.metadata import node_spans
 
-#: Members MultiProcContinuousTest itself defines with a meaning of its own.
-RESERVED_MEMBERS = frozenset({"pg", "rank", "timeout", "backend_str", "MAIN_PROCESS_RANK", "processes"})
-#: Members the continuous runtime reads by itself (no test needs to name them).
-RUNTIME_READS = ("world_size", "device_type")
 _INSTANTIATE = frozenset({"instantiate_parametrized_tests"})
-
-
-# -- plan data ------------------------------------------------------------------------------
-
-@dataclass
-class Decision:
-    test: TestAnalysis
-    moved: bool = False
-    code: str = ""
-    text: str = ""
-
-    def leave(self, code: str, text: str) -> None:
-        if self.moved or not self.code:  # the first reason wins
-            self.moved = False
-            self.code, self.text = code, text
-
-
-@dataclass
-class FamilyClass:
-    name: str
-    node: cst.ClassDef
-    analysis: ClassAnalysis
-    body: m.ClassBody
-    index: int  # position in module.body
-    parent: Optional["FamilyClass"] = None
-    children: List["FamilyClass"] = field(default_factory=list)
-    #: Bases kept on the continuous class (same-file helpers, external mixins).
-    kept_bases: List[cst.Arg] = field(default_factory=list)
-    refusal: Optional[Tuple[str, str]] = None
-    decisions: Dict[str, Decision] = field(default_factory=dict)
-    #: Test methods the analysis does not list (``testFoo``): they stay.
-    unanalysed_tests: List[str] = field(default_factory=list)
-    #: Results.
-    has_continuous: bool = False
-    removed: bool = False
-    placement: Dict[int, str] = field(default_factory=dict)  # id(unit.statement) -> stay|mixin|move|drop
-    notes: List[str] = field(default_factory=list)
-
-    def refuse(self, code: str, text: str) -> None:
-        if self.refusal is None:
-            self.refusal = (code, text)
-
-    def mro(self) -> List["FamilyClass"]:
-        out, cursor = [], self
-        while cursor is not None:
-            out.append(cursor)
-            cursor = cursor.parent
-        return out
-
-    def descendants(self) -> List["FamilyClass"]:
-        out = []
-        for child in self.children:
-            out.append(child)
-            out.extend(child.descendants())
-        return out
-
-    def moved_tests(self) -> List[Decision]:
-        return [d for d in self.decisions.values() if d.moved]
-
-    def remaining_test_nodes(self) -> List[cst.FunctionDef]:
-        moved = {d.test.name for d in self.moved_tests()}
-        return [u.statement for u in self.body.tests() if u.name not in moved]  # type: ignore[misc]
-
-    @property
-    def root(self) -> "FamilyClass":
-        """The class whose continuous counterpart derives from the continuous base directly."""
-        cursor = self
-        while cursor.parent is not None and cursor.parent.has_continuous:
-            cursor = cursor.parent
-        return cursor
-
-
-@dataclass
-class MigrationPlan:
-    module: cst.Module
-    classes: List[FamilyClass]
-    #: Rewritten functions (tests and helpers) by ``id()`` of the original node.
-    rewritten: Dict[int, cst.FunctionDef]
-    #: Module-level ``instantiate_parametrized_tests(X)`` statements by class name.
-    instantiations: Dict[str, List[cst.SimpleStatementLine]]
-    suffix: str
-    report: FileReport
-    #: The edits behind ``rewritten`` and the original functions, by ``id()`` of the original.
-    edits: Dict[int, FunctionEdits] = field(default_factory=dict)
-    functions: Dict[int, cst.FunctionDef] = field(default_factory=dict)
-    #: Helpers rewritten for moved tests: ``id(helper)`` -> {(class, test)}.
-    helper_users: Dict[int, Set[Tuple[str, str]]] = field(default_factory=dict)
-    #: ``opts`` methods that become classmethods (``id()`` of the FunctionDef): the runtime calls
-    #: ``cls.opts()`` to build the shared PG of a continuous class whose tests used ``self.opts()``.
-    classmethod_opts: Set[int] = field(default_factory=set)
-
-    def rewrite_active(self, key: int) -> bool:
-        """Whether the rewritten form of function ``key`` is the one to emit."""
-        users = self.helper_users.get(key)
-        if users is not None:
-            return any(self._decision(c, t).moved for c, t in users)
-        return any(d.moved for cls in self.classes for d in cls.decisions.values() if id(d.test.node) == key)
-
-    def _decision(self, class_name: str, test: str) -> Decision:
-        return next(c for c in self.classes if c.name == class_name).decisions[test]
-
-    @property
-    def changes(self) -> bool:
-        return any(c.has_continuous or self.mixin_units(c) or c.removed for c in self.classes)
-
-    def continuous_name(self, cls: FamilyClass) -> str:
-        return cls.name + self.suffix
-
-    def mixin_name(self, cls: FamilyClass) -> str:
-        return cls.name + "Mixin"
-
-    def units_placed(self, cls: FamilyClass, where: str) -> List[m.Unit]:
-        return [u for u in cls.body.units if cls.placement.get(id(u.statement)) == where]
-
-    def mixin_units(self, cls: FamilyClass) -> List[m.Unit]:
-        return self.units_placed(cls, "mixin")
 
 
 # -- building the plan ----------------------------------------------------------------------
@@ -197,10 +77,10 @@ class Planner:
         self._check_bodies()
         self._check_module_references()
         self._decide_tests()
-        self._settle()
-        return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations, self.suffix,
-                             self._report(), self.edits, self.functions, self.helper_users,
-                             self._classmethod_opts())
+        placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
+        placer.settle()
+        return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations, self._report(),
+                             self.edits, self.functions, self.helper_users, placer.classmethod_opts())
 
     # -- 1. the family classes ----------------------------------------------------------------
     def _collect(self) -> None:
@@ -223,7 +103,7 @@ class Planner:
                 continue
             index = positions.get(id(analysis.node))
             family = FamilyClass(analysis.name, analysis.node, analysis, m.classify_body(analysis.node),
-                                 -1 if index is None else index)
+                                 -1 if index is None else index, self.suffix)
             if index is None:
                 family.refuse(Why.CLASS_BODY.code, "the class is defined inside a block (if/try/with); "
                                                   "distlint only rewrites module-level classes")
@@ -251,7 +131,7 @@ class Planner:
                         family.children.append(cls)
                     continue
                 resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
-                if MULTI_PROCESS_TEST_CASE not in {q.rsplit(".", 1)[-1] for q in resolved}:
+                if BASE_NAME not in {q.rsplit(".", 1)[-1] for q in resolved}:
                     cls.kept_bases.append(base)
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
             if reasons:
@@ -423,217 +303,11 @@ class Planner:
         elif _is_call_line(statement):
             function_edits.statements[id(statement)] = REMOVE
         else:  # e.g. ``with _dynamo_dist_per_rank_init(...):``: removing it would remove the test
-            raise RewriteError(f"its PG is created by `{_first_line(statement)}`, which is not a plain call")
+            raise RewriteError(f"its PG is created by `{first_line(statement)}`, which is not a plain call")
         for store in creation.store_statements:
             if not isinstance(store, cst.SimpleStatementLine):
-                raise RewriteError(f"its store is built by `{_first_line(store)}`, which is not a plain assignment")
+                raise RewriteError(f"its store is built by `{first_line(store)}`, which is not a plain assignment")
             function_edits.statements[id(store)] = REMOVE
-
-    # -- 5. placement, to a fixed point ------------------------------------------------------
-    def _settle(self) -> None:
-        for _ in range(64):
-            self._compute_shape()
-            if not self._validate():
-                return
-        raise RuntimeError("distlint migrate: the plan did not settle")  # pragma: no cover
-
-    def _compute_shape(self) -> None:
-        for cls in self.order:
-            inherited = any(a.moved_tests() for a in cls.mro()[1:])
-            cls.has_continuous = bool(cls.moved_tests()) or inherited
-        for cls in reversed(self.order):  # subclasses come after their bases
-            # A class that ran tests (its own or inherited ones) and runs none now goes; a base
-            # that never ran a test (a helper base other files may import) stays.
-            mro = cls.mro()
-            had_tests = any(member.body.tests() for member in mro)
-            tests_left = any(member.remaining_test_nodes() for member in mro)
-            cls.removed = had_tests and not tests_left and all(child.removed for child in cls.children)
-        continuous_demand = self._continuous_demand()
-        remaining_demand = self._remaining_demand(continuous_demand)
-        for cls in self.order:
-            cls.placement = {}
-            for unit in cls.body.units:
-                if unit.kind not in ("method", "attribute", "class"):
-                    continue
-                key = id(unit.statement)
-                cont, rem = key in continuous_demand, key in remaining_demand
-                if cont and rem and cls.has_continuous and _is_literal_attribute(unit):
-                    # ``lazy_init = True``: both classes get the line (as a person would write it).
-                    cls.placement[key] = "copy"
-                elif cont and (rem or not cls.has_continuous):
-                    cls.placement[key] = "mixin"
-                elif cont:
-                    cls.placement[key] = "move"
-                elif cls.removed:
-                    cls.placement[key] = "drop"
-                else:
-                    cls.placement[key] = "stay"
-
-    def _implicit_continuous_names(self, cls: FamilyClass) -> Set[str]:
-        names = set(RUNTIME_READS)
-        if _uses_class_opts(cls.root.analysis):
-            names.add("opts")
-        return names
-
-    def _closure(self, cls: FamilyClass, roots: Iterable[str], seed_units: Iterable[m.Unit] = ()) -> Set[int]:
-        """Units of ``cls``'s same-file MRO reached from ``roots`` names and ``seed_units``."""
-        mro = cls.mro()
-        by_name: Dict[str, List[m.Unit]] = {}
-        for member in mro:
-            for unit in member.body.units:
-                if unit.kind in ("method", "attribute", "class"):
-                    for name in unit.names:
-                        by_name.setdefault(name, []).append(unit)
-        reached: Set[int] = set()
-        pending = list(roots)
-        for unit in seed_units:
-            pending.extend(self._uses(unit))
-        seen: Set[str] = set()
-        while pending:
-            name = pending.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            for unit in by_name.get(name, ()):
-                if id(unit.statement) not in reached:
-                    reached.add(id(unit.statement))
-                    pending.extend(self._uses(unit))
-        return reached
-
-    def _uses(self, unit: m.Unit) -> FrozenSet[str]:
-        rewritten = self.rewritten.get(id(unit.statement))
-        users = self.helper_users.get(id(unit.statement), ())
-        if rewritten is not None and any(self.classes[c].decisions[t].moved for c, t in users):
-            return m.member_uses([rewritten])
-        return m.uses_of_unit(unit)
-
-    def _continuous_demand(self) -> Set[int]:
-        demand: Set[int] = set()
-        for cls in self.order:
-            if not cls.has_continuous:
-                continue
-            roots: Set[str] = self._implicit_continuous_names(cls)
-            for member in cls.mro():
-                for decision in member.moved_tests():
-                    roots |= m.member_uses([self.rewritten.get(id(decision.test.node), decision.test.node)])
-            demand |= self._closure(cls, roots)
-        return demand
-
-    def _remaining_demand(self, continuous_demand: Set[int]) -> Set[int]:
-        demand: Set[int] = set()
-        for cls in self.order:
-            if cls.removed:
-                continue
-            roots: Set[str] = {"world_size"}
-            seeds: List[m.Unit] = []
-            for member in cls.mro():
-                for node in member.remaining_test_nodes():
-                    roots |= m.member_uses([node])
-                for unit in member.body.units:
-                    if unit.kind == "hook":
-                        roots |= m.member_uses([unit.statement])
-                    elif unit.kind in ("method", "attribute", "class") and id(unit.statement) not in continuous_demand:
-                        seeds.append(unit)  # stays in its class: what it uses must stay reachable
-            demand |= self._closure(cls, roots, seeds)
-        return demand
-
-    def _validate(self) -> bool:
-        """Refuse what the current shape cannot do; True when something changed (recompute)."""
-        changed = False
-        # A helper that creates the PG and does test work is rewritten: only moved tests may use it.
-        for cls in self.order:
-            for unit in cls.body.units:
-                key = id(unit.statement)
-                users = self.helper_users.get(key)
-                if not users or cls.placement.get(key) == "move":
-                    continue
-                for class_name, test_name in users:
-                    decision = self.classes[class_name].decisions[test_name]
-                    if decision.moved:
-                        decision.leave(Why.SHARED_HELPER.code, f"{Why.SHARED_HELPER.text} ({unit.name})")
-                        changed = True
-        for cls in self.order:
-            mixin = cls.name + "Mixin"
-            if cls.refusal is None and "mixin" in cls.placement.values() and mixin in self.top_level_names:
-                problem = (Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {mixin}")
-                for member in self._family_of(cls):
-                    for decision in member.moved_tests():
-                        decision.leave(*problem)
-                cls.refuse(*problem)
-                changed = True
-        for cls in self.order:
-            # A subclass's own tests join the continuous class of its base: same PG or they stay.
-            mismatch = self._base_mismatch(cls) if cls.has_continuous and cls is not cls.root else None
-            if mismatch is not None and cls.moved_tests():
-                for decision in cls.moved_tests():
-                    decision.leave(Why.BASE_MISMATCH.code, mismatch)
-                changed = True
-        for cls in self.order:
-            if not cls.has_continuous or cls.refusal is not None:
-                continue
-            problem = self._continuous_problem(cls)
-            if problem is not None:
-                cls.refuse(*problem)
-                for member in [cls, *cls.descendants()]:
-                    for decision in member.moved_tests():
-                        decision.leave(*problem)
-                # Tests the subclasses inherit from the bases cannot move either.
-                for ancestor in cls.mro()[1:]:
-                    for decision in ancestor.moved_tests():
-                        decision.leave(Why.SUBCLASS.code, f"{cls.name} inherits it and cannot be migrated: "
-                                                          f"{problem[1]}")
-                changed = True
-        return changed
-
-    def _continuous_problem(self, cls: FamilyClass) -> Optional[Tuple[str, str]]:
-        """Why ``cls`` cannot get a continuous counterpart in the current shape, or None."""
-        if cls.name + self.suffix in self.top_level_names:
-            return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {cls.name + self.suffix}"
-        # The class's backend, options, timeout and opts() were checked by the analysis
-        # (Reason.UNKNOWN_BACKEND, CLASS_OPTIONS, CLASS_TIMEOUT).
-        root = cls.root
-        mro_units = [u for member in cls.mro() for u in member.body.units]
-        for unit in mro_units:
-            reserved = set(unit.names) & RESERVED_MEMBERS
-            if reserved and self._placement_of(unit) in ("move", "mixin", "copy"):
-                return Why.RESERVED_MEMBER.code, f"{Why.RESERVED_MEMBER.text}: {sorted(reserved)[0]}"
-        if not _uses_class_opts(root.analysis) and any("opts" in u.names and self._placement_of(u) in ("move", "mixin") for u in mro_units):
-            return Why.OPTS_WITH_DEFAULT_OPTIONS.code, ("the moved tests call self.opts(), but their PG uses default "
-                                            "options; a continuous class's opts() builds the shared PG")
-        return None
-
-    def _base_mismatch(self, cls: FamilyClass) -> Optional[str]:
-        """How ``cls``'s tests' PG differs from the one of the continuous class it derives from."""
-        facts, root = cls.analysis, cls.root
-        for label, mine, theirs in (("backend", facts.backend, root.analysis.backend),
-                                    ("timeout", facts.timeout, root.analysis.timeout),
-                                    ("options", facts.options, root.analysis.options)):
-            if mine is None or theirs is None:
-                continue
-            mine_text = mine if isinstance(mine, str) else code_of(mine)
-            theirs_text = theirs if isinstance(theirs, str) else code_of(theirs)
-            if mine_text != theirs_text:
-                return f"its PG {label} `{mine_text}` differs from the `{theirs_text}` of {root.name}'s continuous class"
-        return None
-
-    def _placement_of(self, unit: m.Unit) -> Optional[str]:
-        for cls in self.order:
-            where = cls.placement.get(id(unit.statement))
-            if where is not None:
-                return where
-        return None
-
-    def _family_of(self, cls: FamilyClass) -> List[FamilyClass]:
-        top = cls.mro()[-1]
-        return [top, *top.descendants()]
-
-    def _classmethod_opts(self) -> Set[int]:
-        found: Set[int] = set()
-        for cls in self.order:
-            if cls.has_continuous and _uses_class_opts(cls.root.analysis):
-                for member in cls.mro():
-                    found |= {id(u.statement) for u in member.body.units_named("opts")}
-        return found
 
     # -- report -------------------------------------------------------------------------------
     def _report(self) -> FileReport:
@@ -642,9 +316,9 @@ class Planner:
         for cls in self.order:
             entry = ClassReport(cls.name)
             if cls.has_continuous:
-                entry.continuous = cls.name + self.suffix
-            if any(where == "mixin" for where in cls.placement.values()):
-                entry.mixin = cls.name + "Mixin"
+                entry.continuous = cls.continuous_name
+            if cls.has_mixin:
+                entry.mixin = cls.mixin_name
             entry.removed = cls.removed
             for decision in cls.decisions.values():
                 if decision.moved:
@@ -658,7 +332,7 @@ class Planner:
                                              f"inherited from {helper}, a class distlint does not analyse"))
             if cls.has_continuous:
                 entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
-                if cls is cls.root and not _world_size_defined(cls) and cls.kept_bases:
+                if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
                     entry.notes.append("world_size is not defined in this file; the continuous class takes it "
                                        "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
                                        + " or the runtime's default")
@@ -706,13 +380,6 @@ class Planner:
 
 # -- helpers ----------------------------------------------------------------------------------
 
-_uses_class_opts = uses_class_opts
-
-
-def _world_size_defined(cls: FamilyClass) -> bool:
-    return any(member.body.defines("world_size") for member in cls.mro())
-
-
 def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
     found: List[cst.Name] = []
 
@@ -744,11 +411,6 @@ def _instantiation_target(statement: cst.BaseStatement, names: QualifiedNames) -
     if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
         return None
     return call.args[0].value.value
-
-
-def _first_line(statement: cst.CSTNode) -> str:
-    """The statement's first line of code (its leading comments left out)."""
-    return first_line(statement)
 
 
 def _is_call_line(statement: cst.BaseStatement) -> bool:
@@ -806,26 +468,3 @@ def _is_default_group(node: Optional[cst.BaseExpression]) -> bool:
         node = node.func
     written = dotted_name(node) if node is not None else None
     return bool(written) and (written.endswith("_get_default_group") or written.endswith("group.WORLD"))
-
-
-def _is_literal_attribute(unit: m.Unit) -> bool:
-    """``name = <literal>``: a number, string, True/False/None, or a tuple/list of those."""
-    if unit.kind != "attribute" or not isinstance(unit.statement, cst.SimpleStatementLine):
-        return False
-    for small in unit.statement.body:
-        value = getattr(small, "value", None)
-        if value is None or not _is_literal(value):
-            return False
-    return True
-
-
-def _is_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
-    if isinstance(node, cst.UnaryOperation):
-        return _is_literal(node.expression)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_is_literal(e.value) for e in node.elements)
-    return False

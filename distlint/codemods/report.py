@@ -15,12 +15,13 @@ share a PG) or the codemod's own :class:`Why` codes (why it was not moved althou
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from distlint.analysis.model import CodedEnum
 
-class Why(enum.Enum):
+
+class Why(CodedEnum):
     """Why the codemod left a test in place (beyond the analysis' eligibility reasons)."""
 
     NO_PG = ("no-pg", "creates no process group, nothing to share")
@@ -39,14 +40,6 @@ class Why(enum.Enum):
     SHARED_HELPER = ("shared-helper", "its PG is created in a helper that tests which stay also call")
     REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
     BASE_MISMATCH = ("base-mismatch", "its PG differs from the one of the continuous class it would inherit")
-
-    @property
-    def code(self) -> str:
-        return self.value[0]
-
-    @property
-    def text(self) -> str:
-        return self.value[1]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ annotations are not resolved (libcst re-parses those strings; our rules never as
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
@@ -37,6 +36,8 @@ from libcst.metadata import (
 # has compared against the real provider.
 from libcst.metadata.scope_provider import _gen_dotted_names
 
+from distlint.analysis.walk import code_children
+
 _LOAD, _STORE, _DEL = 0, 1, 2
 
 #: Leaving one of these moves its scope's assignment counter (libcst's ``_ASSIGNMENT_LIKE_NODES``).
@@ -45,36 +46,10 @@ _ASSIGNMENT_LIKE = (cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.Cl
                     cst.Parameters, cst.WithItem)
 #: Constructs the walk does not mimic: the module falls back to the real provider.
 _UNSUPPORTED = tuple(getattr(cst, name) for name in ("TypeAlias", "TypeParameters") if hasattr(cst, name))
-#: Field order where libcst visits children in another order than the dataclass declares them.
-_FIELD_ORDER: Dict[type, Tuple[str, ...]] = {
-    cst.IfExp: ("body", "test", "orelse"),
-    cst.ExceptHandler: ("type", "name", "body"),
-    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
-}
-if hasattr(cst, "ExceptStarHandler"):
-    _FIELD_ORDER[cst.ExceptStarHandler] = ("type", "name", "body")
-_INERT = (cst.BaseParenthesizableWhitespace, cst.Comment, cst.EmptyLine, cst.Newline, cst.TrailingWhitespace,
-          cst.BaseBinaryOp, cst.BaseBooleanOp,
-          cst.BaseCompOp, cst.BaseAugOp, cst.BaseUnaryOp, cst.AssignEqual, cst.Colon, cst.Comma, cst.Dot,
-          cst.ImportStar, cst.Semicolon, cst.Asynchronous)
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 class Unsupported(Exception):
     """The module uses syntax the walk does not mimic."""
-
-
-def _fields(node_type: type) -> Tuple[str, ...]:
-    names = _FIELDS.get(node_type)
-    if names is None:
-        names = _FIELD_ORDER.get(node_type) or tuple(
-            f.name for f in dataclasses.fields(node_type)
-            if not f.name.startswith(("whitespace", "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace"))
-            and f.name not in ("header", "footer", "leading_lines", "lines_after_decorators", "comma",
-                               "semicolon", "equal", "star", "default_indent", "default_newline",
-                               "encoding", "has_trailing_newline", "indent", "trailing_whitespace"))
-        _FIELDS[node_type] = names
-    return names
 
 
 class _Walk:
@@ -107,15 +82,8 @@ class _Walk:
             scope._assignment_count += 1
 
     def children(self, node: cst.CSTNode, context: int = _LOAD) -> None:
-        for name in _fields(type(node)):
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, _INERT):
-                    self.visit(value, context)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode) and not isinstance(item, _INERT):
-                        self.visit(item, context)
+        for child in code_children(node):
+            self.visit(child, context)
 
     def with_scope(self, scope: Scope, *nodes: Optional[cst.CSTNode]) -> None:
         outer, self.scope = self.scope, scope

@@ -1,10 +1,26 @@
 """What names mean in one module, from its own import statements (the DL1xx analysis).
 
-The main-block rules only need to know which callable a call names, at module level and
-in a handful of functions, so a table built from the module's imports is enough (and
-about 25x cheaper than libcst's ``QualifiedNameProvider``; see :mod:`distlint.analysis.mainblock`):
-``import a.b as c``, ``from a import b as c``, star imports, simple aliases
-(``rt = common_utils.run_tests``) and function-local imports are followed.
+Why a second resolver beside :class:`~distlint.analysis.names.resolver.NameResolver` (which
+the PG rules and the codemod use): they answer different questions at different costs.
+
+* ``NameResolver`` gives libcst's ``QualifiedNameProvider`` answers for *any* node, which
+  needs one walk of the whole module (every method body included) before the first
+  answer: 0.30x a libcst parse on the 54-file corpus of ``benchmarks/mainblock_names.py``
+  (BENCHMARKS.md, "Main-block rules cost").
+* The main-block rules only ask which callable a call names, at module level, in the main
+  block and in the few functions it reaches; they never look into method bodies. This
+  table is built from those import statements only, and the whole DL1xx analysis that
+  uses it costs 0.09x a parse (same run). DL1xx runs on every test file, so a table read
+  off the resolver would make each file that reaches those rules cost ~1.4x a parse
+  instead of ~1.1x.
+* It also answers more loosely on purpose: a star import may bind any name
+  (``from m import *`` makes ``run_tests`` possibly ``m.run_tests``), and
+  :meth:`ImportTable.candidates` adds what a call is *written* as, so an unusual import
+  errs towards "this block runs the tests" (fewer false DL102 reports). The provider's
+  exact answers would change those rules' findings.
+
+Followed: ``import a.b as c``, ``from a import b as c``, star imports, simple aliases
+(``rt = common_utils.run_tests``) and function-local imports.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Name resolution helpers: libcst ``QualifiedNameProvider`` answers, computed cheaply.
 
 Shared by every analysis: add a helper here instead of writing it twice. The map comes from
-:mod:`distlint.analysis.name_resolver` (same answers as the provider, ~16x cheaper, resolved
+:mod:`distlint.analysis.names.resolver` (same answers as the provider, ~16x cheaper, resolved
 per node on lookup); :func:`use_libcst_provider` switches to the real provider, for the tests
 that prove the two agree.
+
+The main-block rules use a cheaper, looser view built from import statements only:
+:mod:`distlint.analysis.names.import_table` says why the two exist.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvider
 
-from distlint.analysis.name_resolver import NameResolver, build_resolver
+from distlint.analysis.names.resolver import NameResolver, build_resolver
 
 QualifiedNames = Mapping[cst.CSTNode, Collection[QualifiedName]]
 
@@ -84,6 +87,11 @@ def names_match_any(resolved: Iterable[str], wanted: Iterable[str]) -> bool:
     if resolved & dotted:
         return True
     return any(q.rsplit(".", 1)[-1] in bare for q in resolved)
+
+
+def last_component(name: str) -> str:
+    """``c`` for ``a.b.c``."""
+    return name.rsplit(".", 1)[-1]
 
 
 def dotted_name(node: Optional[cst.CSTNode]) -> Optional[str]:

@@ -3,18 +3,18 @@
 Everything here is about one call at a time: which torch.distributed API a call
 resolves to (through aliases, via libcst's qualified names), and what a PG creation
 call says about backend, world size, timeout, options and store. Walking test bodies
-and following helpers is ``distlint.analysis.pgscan``'s job.
+and following helpers is ``distlint.analysis.pg.scan``'s job.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from distlint.analysis.names import QualifiedNames, dotted_name, qualified_names
+from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
 
 # Modules under which torch exposes the c10d API (``import torch.distributed as dist``,
 # ``import torch.distributed.distributed_c10d as c10d``, the C extension).
@@ -99,10 +99,6 @@ def env_family(key: str) -> str:
     return key
 
 
-def last_component(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
 def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
     """``init_process_group`` for ``dist.init_process_group`` (any alias); None for non-c10d names."""
     for qualified in qualified_names(names, node):
@@ -111,11 +107,6 @@ def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]
             return member
         # ``c10d.ProcessGroupNCCL.Options()`` and friends are not members; only direct ones count.
     return None
-
-
-def resolves_to(names: QualifiedNames, node: cst.CSTNode, wanted: Iterable[str]) -> bool:
-    """Whether ``node`` resolves to one of the fully qualified ``wanted`` names."""
-    return bool(qualified_names(names, node) & set(wanted))
 
 
 def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:

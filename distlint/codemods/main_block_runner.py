@@ -13,11 +13,11 @@ nothing else uses it, and the call then gets the name ``AddImportsVisitor`` impo
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import libcst as cst
 
-from distlint.analysis.mainblock import analyze_main_block
+from distlint.analysis.mainblock.facts import analyze_main_block
 from distlint.cst_utils import ReplaceNodes
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
@@ -34,8 +34,9 @@ class _RenamePlaceholder(cst.CSTTransformer):
         return updated_node.with_changes(value=self.name) if updated_node.value == PLACEHOLDER else updated_node
 
 
-def point_runner_at_placeholder(module: cst.Module, runners=("run_tests",)) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
-    """Replace the main block's torch ``run_tests`` with the placeholder.
+def point_runner_at_placeholder(module: cst.Module, runners: Sequence[str] = ("run_tests",)
+                                ) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
+    """Replace the main block's torch ``run_tests`` with the placeholder (``runners``: the config's).
 
     Returns the new module, the replaced expression (its imports may go) and a note
     (empty when the switch was made or not needed).

@@ -18,13 +18,13 @@ from typing import Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 
-from distlint.analysis.execution import (
+from distlint.analysis.pg.execution import (
     CONTINUOUS_BASES, NOT_TARGET_BASES, PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_function,
     external_base_names,
 )
 from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
 from distlint.analysis.names import QualifiedNames
-from distlint.analysis.pgcreation import config_names
+from distlint.analysis.pg.creation import config_names
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 

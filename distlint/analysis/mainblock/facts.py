@@ -1,18 +1,12 @@
 """Facts about a test module's ``if __name__ == "__main__":`` block (DL101-DL105).
 
-Two views of the same facts:
-
-* :func:`analyze_main_block` works on the libcst module and is what every DL1xx finding
-  comes from (rules call :func:`main_block_facts` so the analysis runs once per file).
-* :func:`screen_shape` works on the stdlib ``ast`` tree the linter's pre-screen already
-  has; it is *conservative*: the rules' ``may_report`` only says "cannot report" when
-  the libcst analysis provably agrees (see the soundness notes on :class:`ScreenShape`).
+:func:`analyze_main_block` works on the libcst module and is what every DL1xx finding comes
+from (rules call :func:`main_block_facts` so the analysis runs once per file). Its cheap,
+conservative twin on the stdlib ``ast`` tree is :mod:`distlint.analysis.mainblock.prescreen`.
 
 Name resolution uses an import table built from the module's own import statements
-(:class:`ImportTable`) instead of libcst's metadata. Measured file by file over 54 real
-test-sized modules (``benchmarks/mainblock_names.py``, BENCHMARKS.md "Main-block rules cost"),
-relative to the libcst parse itself: this whole analysis costs 0.21x, ``ScopeProvider``
-2.65x, ``QualifiedNameProvider`` 5.4x. The rules only need to know which
+(:class:`~distlint.analysis.names.import_table.ImportTable`, which says why it is not the
+module-wide name resolver) instead of libcst's metadata. The rules only need to know which
 callable a call names, at module level and in a handful of functions, so the table is
 enough: ``import a.b as c``, ``from a import b as c``, star imports, simple aliases
 (``rt = common_utils.run_tests``) and function-local imports are followed. What a call
@@ -23,144 +17,34 @@ DL102 reports.
 
 from __future__ import annotations
 
-import ast
 import re
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from distlint.analysis.code_scan import BodyScan, binds_names, directly_raises, iter_statements, scan_code
-from distlint.analysis.continuous_launch import (continuous_base_names, continuous_classes, rank_entry_class,
-                                                 spawned_function)
-from distlint.analysis.generated_tests import (ast_node_may_generate, generating_assignment, generating_call,
-                                               is_class_factory, loop_label)
-from distlint.analysis.import_table import ImportTable, record_import
-from distlint.analysis.names import dotted_name, names_match_any
+from distlint.analysis.mainblock.code_scan import BodyScan, binds_names, directly_raises, iter_statements, scan_code
+from distlint.analysis.mainblock.continuous_launch import (continuous_base_names, continuous_classes, rank_entry_class,
+                                                           spawned_function)
+from distlint.analysis.mainblock.generated_tests import (generating_assignment, generating_call, is_class_factory,
+                                                         loop_label)
+from distlint.analysis.mainblock.guards import is_any_main_guard, is_main_guard
+from distlint.analysis.mainblock.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
+from distlint.analysis.names import dotted_name, last_component, names_match_any
+from distlint.analysis.names.import_table import ImportTable, record_import
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.source import FileContext, PreScreen
-
-#: Modules whose ``run_tests`` is always a runner, whatever the config says.
-RUNNER_MODULES = (TORCH_RUNNER_MODULE, DISTLINT_RUNTIME)
-#: Callables that run a module's tests without being the ``run_tests`` convention:
-#: they make a main block valid (DL102) and are bad at import (DL104), but importing
-#: them does not make a module "belong" to the convention (DL101): torchrec-style
-#: suites import ``unittest`` and are run by pytest.
-GENERIC_RUNNERS = ("unittest.main", "pytest.main")
-#: Calls that mean "this file is not meant to be run directly" (PyTorch's helper raises).
-RAISERS = ("raise_on_run_directly",)
-
-#: Calls that run the tests when a main block makes them, but not at import (building a
-#: runner object there runs nothing): ``unittest.TextTestRunner(...).run(suite)``.
-GUARD_RUNNERS = ("unittest.TextTestRunner", "unittest.runner.TextTestRunner")
+    from distlint.source import FileContext
 
 _TEST_BASE = re.compile(r"(TestCase|TestBase|Test|Tests)$")
-
-
-def convention_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
-    """Runners whose import makes a module part of the ``run_tests`` convention (DL101)."""
-    return tuple(dict.fromkeys((*config_runners, *(f"{m}.run_tests" for m in RUNNER_MODULES))))
-
-
-def all_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
-    """Every callable that runs the tests (DL102, DL104)."""
-    return (*convention_runners(config_runners), *GENERIC_RUNNERS)
-
-
-def _last(dotted: str) -> str:
-    return dotted.rsplit(".", 1)[-1]
 
 
 def file_label(path: str) -> str:
     """The file name shown in messages (``python test_x.py``)."""
     return path.replace("\\", "/").rsplit("/", 1)[-1] or "test_x.py"
-
-
-# -- guards --------------------------------------------------------------------------------
-
-def is_main_guard(node: cst.CSTNode) -> bool:
-    """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
-    return isinstance(node, cst.If) and _is_main_comparison(node.test)
-
-
-def is_conditional_main_guard(node: cst.CSTNode) -> bool:
-    """``if __name__ == "__main__" and CONDITION:`` (any order of the ``and`` operands).
-
-    A main block that runs only when ``CONDITION`` holds is still the file's main block:
-    DL101 must not add a second one (the tests would then run twice).
-    """
-    return (isinstance(node, cst.If) and isinstance(node.test, cst.BooleanOperation)
-            and any(_is_main_comparison(operand) for operand in _conjuncts(node.test)))
-
-
-def is_any_main_guard(node: cst.CSTNode) -> bool:
-    return is_main_guard(node) or is_conditional_main_guard(node)
-
-
-def _conjuncts(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
-        yield from _conjuncts(node.left)
-        yield from _conjuncts(node.right)
-    else:
-        yield node
-
-
-def _is_main_comparison(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison):
-        return False
-    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    return (_is_dunder_name(left) and _is_main_string(right)) or (_is_dunder_name(right) and _is_main_string(left))
-
-
-def _is_dunder_name(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "__name__"
-
-
-def _is_main_string(node: cst.BaseExpression) -> bool:
-    # ConcatenatedString is accepted too: stdlib ast cannot tell it apart, and the
-    # pre-screen must agree with this function.
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        return node.evaluated_value == "__main__"
-    return False
-
-
-def is_ast_main_guard(node: ast.AST) -> bool:
-    """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
-    return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
-
-
-def is_ast_any_main_guard(node: ast.AST) -> bool:
-    """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
-    return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
-
-
-def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        for value in node.values:
-            yield from _ast_conjuncts(value)
-    else:
-        yield node
-
-
-def _is_ast_main_comparison(test: ast.AST) -> bool:
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    left, right = test.left, test.comparators[0]
-
-    def dunder(n: ast.AST) -> bool:
-        return isinstance(n, ast.Name) and n.id == "__name__"
-
-    def main(n: ast.AST) -> bool:
-        return isinstance(n, ast.Constant) and n.value == "__main__"
-
-    return (dunder(left) and main(right)) or (dunder(right) and main(left))
 
 
 # -- test definitions --------------------------------------------------------------------------
@@ -174,20 +58,20 @@ def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
     model zoos named ``test_*.py`` are full of them.
     """
     bases = [dotted_name(base.value) for base in node.bases]
-    if any(written and (_TEST_BASE.search(_last(written)) or written in known_test_classes) for written in bases):
+    if any(written and (_TEST_BASE.search(last_component(written)) or written in known_test_classes) for written in bases):
         return True
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods = [s.name.value for s in body if isinstance(s, cst.FunctionDef)]
     if any(name.startswith("test_") for name in methods):
         return True
-    has_init = "__init__" in methods or any(written and _last(written).endswith("Module") for written in bases)
+    has_init = "__init__" in methods or any(written and last_component(written).endswith("Module") for written in bases)
     return node.name.value.startswith("Test") and not has_init
 
 
 @dataclass(frozen=True)
 class TestDefinition:
     """A module-level test class or ``test_*`` function, or module-level code that generates
-    tests (:mod:`distlint.analysis.generated_tests`)."""
+    tests (:mod:`distlint.analysis.mainblock.generated_tests`)."""
 
     name: str
     node: cst.CSTNode
@@ -503,140 +387,3 @@ def main_block_required(facts: MainBlockFacts, config: "Config") -> bool:
     if config.require_main == "never" or not facts.has_tests:
         return False
     return config.require_main == "always" or facts.uses_convention_runner
-
-
-# -- the pre-screen ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ScreenShape:
-    """Cheap, conservative facts from the stdlib ``ast`` tree.
-
-    Soundness (what the rules' ``may_report`` relies on), for the same source:
-    ``has_guard`` equals "the libcst analysis finds a top-level guard";
-    ``guard_surely_runs`` implies some libcst guard runs a runner or raises (it only
-    looks at calls *written* as a runner directly in a guard body, and libcst counts
-    what a call is written as); ``code_after_guard`` is implied by tests after the guard;
-    ``may_have_tests`` and ``may_run_at_import`` are implied by their libcst facts.
-    """
-
-    has_guard: bool
-    guard_surely_runs: bool
-    code_after_guard: bool
-    may_have_tests: bool
-    may_run_at_import: bool
-
-
-def _ast_dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _ast_dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
-def _runner_aliases(tree: ast.Module, runner_last: Set[str]) -> Set[str]:
-    """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``)."""
-    names = set(runner_last)
-    assigns: List[Tuple[str, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.asname and _last(alias.name) in names:
-                    names.add(alias.asname)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = _ast_dotted(node.value)
-            if value:
-                assigns.append((node.targets[0].id, value))
-    changed = True
-    while changed:  # chains of aliases: a = run_tests; b = a
-        changed = False
-        for target, value in assigns:
-            if _last(value) in names and target not in names:
-                names.add(target)
-                changed = True
-    return names
-
-
-def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
-    """Calls in ``node`` that may run when it runs (def/class/lambda bodies excluded)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(current, ast.Call):
-            yield current
-        stack.extend(ast.iter_child_nodes(current))
-
-
-def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
-    runners = all_runners(config_runners)
-    runner_last = {_last(r) for r in runners}
-    guards = [s for s in tree.body if is_ast_any_main_guard(s)]
-    guard_surely_runs = False
-    for guard in guards:
-        for statement in guard.body:
-            if isinstance(statement, ast.Raise):
-                guard_surely_runs = True
-            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-                written = _ast_dotted(statement.value.func)
-                if written and names_match_any({written}, (*runners, *RAISERS)):
-                    guard_surely_runs = True
-    code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
-    may_have_tests = False
-    defined: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            may_have_tests = True
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(node.name)
-            may_have_tests = may_have_tests or node.name.startswith("test_")
-        elif not may_have_tests and ast_node_may_generate(node):
-            may_have_tests = True
-    suspicious = _runner_aliases(tree, runner_last)
-    may_run_at_import = False
-    for statement in tree.body:
-        if statement in guards:
-            continue
-        for call in _ast_calls_at_import(statement):
-            written = _ast_dotted(call.func)
-            if written and (_last(written) in suspicious or written in defined):
-                may_run_at_import = True
-                break
-        if may_run_at_import:
-            break
-    return ScreenShape(bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import)
-
-
-_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = \
-    weakref.WeakKeyDictionary()
-
-
-def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShape]:
-    """The file's :class:`ScreenShape` (memoised per screen); ``None`` when ``ast`` cannot parse it."""
-    per_screen = _SHAPES.setdefault(screen, {})
-    key = tuple(config.runners)
-    if key not in per_screen:
-        tree = screen.ast_module
-        per_screen[key] = None if tree is None else screen_shape(tree, config.runners)
-    return per_screen[key]
-
-
-def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
-    """Conservative: a convention runner's name occurs in the file (every import or use
-    of one spells its last name component)."""
-    return screen.has_any_word({_last(r) for r in convention_runners(config.runners)})
-
-
-def may_require_main(screen: "PreScreen", config: "Config") -> bool:
-    """The pre-screen twin of :func:`main_block_required` (conservative: ``True`` whenever
-    the libcst analysis could say ``True``)."""
-    if config.require_main == "never":
-        return False
-    shape = screened_shape(screen, config)
-    if shape is None:
-        return True
-    if not shape.may_have_tests:
-        return False
-    return config.require_main == "always" or may_belong_to_convention(screen, config)

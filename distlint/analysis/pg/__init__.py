@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.class_eligibility import add_class_reasons
-from distlint.analysis.eligibility import TestEvidence, class_facts, ineligibilities
-from distlint.analysis.execution import (
+from distlint.analysis.pg.class_eligibility import add_class_reasons
+from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
+from distlint.analysis.pg.execution import (
     BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, ClassTable, class_functions, class_model,
     external_base_names, world_size_fact,
 )
@@ -27,11 +27,12 @@ from distlint.analysis.model import (
     ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis,
 )
 from distlint.analysis.names import QualifiedNames, qualified_name_map
-from distlint.analysis.pgcreation import (
+from distlint.analysis.pg.creation import (
     ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, CallFacts,
     callee_last_name, config_names,
 )
-from distlint.analysis.pgscan import CreationEvent, ScanContext, Site, StoreStatement, decorator_events, scan_function
+from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
+from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.config import Config
 
 if TYPE_CHECKING:

@@ -1,0 +1,158 @@
+"""The main-block rules' pre-screen: cheap, conservative facts from the stdlib ``ast`` tree.
+
+:func:`screen_shape` works on the ``ast`` tree the linter's pre-screen already has; the
+rules' ``may_report`` only says "cannot report" when the libcst analysis
+(:mod:`distlint.analysis.mainblock.facts`) provably agrees (see the soundness notes on
+:class:`ScreenShape`).
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+from distlint.analysis.mainblock.generated_tests import ast_node_may_generate
+from distlint.analysis.mainblock.guards import is_ast_any_main_guard
+from distlint.analysis.mainblock.runners import RAISERS, all_runners, convention_runners
+from distlint.analysis.names import last_component, names_match_any
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+    from distlint.source import PreScreen
+
+
+@dataclass(frozen=True)
+class ScreenShape:
+    """Cheap, conservative facts from the stdlib ``ast`` tree.
+
+    Soundness (what the rules' ``may_report`` relies on), for the same source:
+    ``has_guard`` equals "the libcst analysis finds a top-level guard";
+    ``guard_surely_runs`` implies some libcst guard runs a runner or raises (it only
+    looks at calls *written* as a runner directly in a guard body, and libcst counts
+    what a call is written as); ``code_after_guard`` is implied by tests after the guard;
+    ``may_have_tests`` and ``may_run_at_import`` are implied by their libcst facts.
+    """
+
+    has_guard: bool
+    guard_surely_runs: bool
+    code_after_guard: bool
+    may_have_tests: bool
+    may_run_at_import: bool
+
+
+def _ast_dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _ast_dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _runner_aliases(tree: ast.Module, runner_last: Set[str]) -> Set[str]:
+    """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``)."""
+    names = set(runner_last)
+    assigns: List[Tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.asname and last_component(alias.name) in names:
+                    names.add(alias.asname)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _ast_dotted(node.value)
+            if value:
+                assigns.append((node.targets[0].id, value))
+    changed = True
+    while changed:  # chains of aliases: a = run_tests; b = a
+        changed = False
+        for target, value in assigns:
+            if last_component(value) in names and target not in names:
+                names.add(target)
+                changed = True
+    return names
+
+
+def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
+    """Calls in ``node`` that may run when it runs (def/class/lambda bodies excluded)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Call):
+            yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
+    runners = all_runners(config_runners)
+    runner_last = {last_component(r) for r in runners}
+    guards = [s for s in tree.body if is_ast_any_main_guard(s)]
+    guard_surely_runs = False
+    for guard in guards:
+        for statement in guard.body:
+            if isinstance(statement, ast.Raise):
+                guard_surely_runs = True
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+                written = _ast_dotted(statement.value.func)
+                if written and names_match_any({written}, (*runners, *RAISERS)):
+                    guard_surely_runs = True
+    code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
+    may_have_tests = False
+    defined: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            may_have_tests = True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+            may_have_tests = may_have_tests or node.name.startswith("test_")
+        elif not may_have_tests and ast_node_may_generate(node):
+            may_have_tests = True
+    suspicious = _runner_aliases(tree, runner_last)
+    may_run_at_import = False
+    for statement in tree.body:
+        if statement in guards:
+            continue
+        for call in _ast_calls_at_import(statement):
+            written = _ast_dotted(call.func)
+            if written and (last_component(written) in suspicious or written in defined):
+                may_run_at_import = True
+                break
+        if may_run_at_import:
+            break
+    return ScreenShape(bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import)
+
+
+_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShape]:
+    """The file's :class:`ScreenShape` (memoised per screen); ``None`` when ``ast`` cannot parse it."""
+    per_screen = _SHAPES.setdefault(screen, {})
+    key = tuple(config.runners)
+    if key not in per_screen:
+        tree = screen.ast_module
+        per_screen[key] = None if tree is None else screen_shape(tree, config.runners)
+    return per_screen[key]
+
+
+def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
+    """Conservative: a convention runner's name occurs in the file (every import or use
+    of one spells its last name component)."""
+    return screen.has_any_word({last_component(r) for r in convention_runners(config.runners)})
+
+
+def may_require_main(screen: "PreScreen", config: "Config") -> bool:
+    """The pre-screen twin of :func:`main_block_required` (conservative: ``True`` whenever
+    the libcst analysis could say ``True``)."""
+    if config.require_main == "never":
+        return False
+    shape = screened_shape(screen, config)
+    if shape is None:
+        return True
+    if not shape.may_have_tests:
+        return False
+    return config.require_main == "always" or may_belong_to_convention(screen, config)

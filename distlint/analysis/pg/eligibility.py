@@ -1,0 +1,245 @@
+"""Whether a per-test-PG test could run on a PG shared by its class, and why not.
+
+Input: the events ``distlint.analysis.pg.scan`` recorded for one test, its PG creations,
+and the facts its class's tests share (backend, world size, timeout, options). Output:
+:class:`~distlint.analysis.model.Ineligibility` entries, one per reason (details merged).
+Also the per-class reason counts DL202 and ``distlint migrate``'s report print.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from distlint.analysis.pg.execution import integer_literal
+from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
+from distlint.analysis.pg.creation import env_family
+from distlint.analysis.pg.events import Event, Scan
+from distlint.cst_utils import code_of
+
+#: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
+_TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hangs)(_|$)")
+#: World-size expressions that mean "the class's world size".
+_CLASS_WORLD_SIZE = frozenset({"self.world_size", "cls.world_size", "int(self.world_size)", "world_size"})
+
+
+def code(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """Source of ``node`` with whitespace removed (for comparing expressions); None for None."""
+    if node is None:
+        return None
+    return "".join(code_of(node).split())
+
+
+def is_class_opts_call(node: Optional[cst.BaseExpression]) -> bool:
+    """``self.opts()`` / ``cls.opts()`` with no arguments: the class's options."""
+    return is_class_method_call(node) and node.func.attr.value == "opts"  # type: ignore[union-attr]
+
+
+def is_class_method_call(node: Optional[cst.BaseExpression]) -> bool:
+    """``self.<method>()`` / ``cls.<method>()`` with no arguments."""
+    return (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name) and node.func.value.value in ("self", "cls"))
+
+
+@dataclass
+class ClassFacts:
+    """What the class's PG creations share; each becomes the continuous class's setting."""
+
+    backend: Optional[str] = None
+    world_size: Optional[cst.BaseExpression] = None
+    timeout: Optional[cst.BaseExpression] = None
+    options: Optional[cst.BaseExpression] = None
+
+
+def _majority(values: Sequence[Tuple[Optional[str], Optional[cst.BaseExpression]]],
+              prefer_none: bool) -> Optional[cst.BaseExpression]:
+    """The most common expression (by code); ties go to "not passed" when ``prefer_none``, else the first."""
+    if not values:
+        return None
+    counts = Counter(text for text, _ in values)
+    best = max(counts.values())
+    if prefer_none and counts.get(None) == best:
+        return None
+    for text, node in values:
+        if counts[text] == best:
+            return node
+    return None
+
+
+def class_facts(creations: Iterable[PGCreation], world_size: Optional[cst.BaseExpression]) -> ClassFacts:
+    """Shared backend / timeout / options of a class's PG creations, and its world size."""
+    creations = list(creations)
+    # "Not given" (None: the default for the device) competes too: a test that asks for gloo
+    # in a class whose other tests take the default needs a backend the class does not have.
+    backends = Counter(c.backend for c in creations)
+    backend = None
+    if backends:
+        best = max(backends.values())
+        if backends.get(None) != best:
+            backend = next(c.backend for c in creations if backends[c.backend] == best)
+    timeout = _majority([(code(c.timeout), c.timeout) for c in creations], prefer_none=True)
+    # Only options the class can provide become its options: ``self.opts()`` (or another
+    # argument-less method of the class); options built inside a test stay the test's own.
+    class_calls = [c.options for c in creations if is_class_method_call(c.options)]
+    preferred = [o for o in class_calls if is_class_opts_call(o)]
+    options = (preferred or class_calls or [None])[0]
+    return ClassFacts(backend, world_size, timeout, options)
+
+
+@dataclass
+class TestEvidence:
+    """Everything known about one test that bears on eligibility."""
+
+    name: str
+    node: cst.FunctionDef
+    scan: Scan
+    creations: List[PGCreation]
+    #: Per creation: made by a config pg-helper/pg-decorator (body unknown to distlint).
+    from_config: List[bool]
+    #: In a loop / inside assertRaises, per creation.
+    in_loop: List[bool]
+    env_decorators: List[Event] = field(default_factory=list)
+    decorator_env: List[Event] = field(default_factory=list)
+    #: Listed in the class's skip_return_code_checks / special_return_code_checks.
+    return_code_check: Optional[str] = None
+
+
+class _Reasons:
+    def __init__(self) -> None:
+        self.found: Dict[Reason, Tuple[cst.CSTNode, List[str]]] = {}
+
+    def add(self, reason: Reason, node: cst.CSTNode, detail: str = "") -> None:
+        entry = self.found.setdefault(reason, (node, []))
+        if detail and detail not in entry[1]:
+            entry[1].append(detail)
+
+    def result(self) -> List[Ineligibility]:
+        order = list(Reason)
+        return [Ineligibility(reason, node, ", ".join(details))
+                for reason, (node, details) in sorted(self.found.items(), key=lambda kv: order.index(kv[0]))]
+
+
+def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibility]:
+    """Why ``evidence``'s test cannot move to a continuous class (empty: it can)."""
+    reasons = _Reasons()
+    scan = evidence.scan
+    creations = evidence.creations
+    if not creations:
+        return []
+
+    if len(creations) > 1:
+        reasons.add(Reason.MULTIPLE_PGS, creations[1].node, f"{len(creations)} PG creations")
+    for creation, looped in zip(creations, evidence.in_loop):
+        if looped:
+            reasons.add(Reason.MULTIPLE_PGS, creation.node, "creates a PG in a loop")
+
+    for event in scan.destroys:
+        if not event.site.trailing:
+            reasons.add(Reason.DESTROYS_PG_EARLY, event.site.node, _via(event))
+    for event in scan.aborts:
+        reasons.add(Reason.TESTS_ABORT, event.site.node, _via(event))
+
+    for event in list(scan.env) + list(evidence.decorator_env):
+        reasons.add(Reason.PG_ENVIRONMENT, event.site.node, event.what)
+    for event in evidence.env_decorators:
+        reasons.add(Reason.ENV_DECORATOR, event.site.node, event.what)
+
+    for creation, from_config in zip(creations, evidence.from_config):
+        if from_config:
+            continue  # a config helper's arguments mean what the suite says: only UNRESOLVED_PG below
+        if creation.timeout is not None and code(creation.timeout) != code(facts.timeout):
+            reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={code(creation.timeout)}")
+        if not _same_world_size(creation.world_size, facts.world_size):
+            reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={code(creation.world_size)}")
+        if creation.backend is not None and creation.backend != facts.backend:
+            uses = repr(facts.backend) if facts.backend is not None else "the default"
+            reasons.add(Reason.OTHER_BACKEND, creation.node, f"{creation.backend!r}, class uses {uses}")
+        if not _same_options(creation.options, facts.options):
+            reasons.add(Reason.CUSTOM_OPTIONS, creation.node, code(creation.options) or "")
+
+    for event in scan.raises:
+        reasons.add(Reason.EXPECTS_FAILURE, event.site.node, f"assertRaises around {event.what}")
+    for event in scan.exits:
+        if event.site.in_rank_branch:
+            reasons.add(Reason.KILLS_RANK, event.site.node, _via(event))
+        else:
+            reasons.add(Reason.EXPECTS_FAILURE, event.site.node, _via(event))
+    for event in scan.kills:
+        if event.site.in_rank_branch:
+            reasons.add(Reason.KILLS_RANK, event.site.node, _via(event))
+        else:
+            reasons.add(Reason.EXPECTS_FAILURE, event.site.node, _via(event))
+    if _TIMEOUT_TEST.search(evidence.name):
+        reasons.add(Reason.EXPECTS_FAILURE, evidence.node.name, "watchdog/timeout test")
+    if evidence.return_code_check:
+        reasons.add(Reason.EXPECTS_FAILURE, evidence.node.name, f"listed in {evidence.return_code_check}")
+
+    for event in scan.file_name_uses:
+        plain = event.what == "self.file_name" and not event.site.chain
+        reasons.add(Reason.USES_FILE_NAME, event.site.node, "" if plain else _via(event))
+
+    for creation, from_config in zip(creations, evidence.from_config):
+        if from_config:
+            reasons.add(Reason.UNRESOLVED_PG, creation.node, f"config helper {creation.chain[-1]}")
+    return reasons.result()
+
+
+def _via(event: Event) -> str:
+    if event.site.chain:
+        return f"{event.what} via {' -> '.join(event.site.chain)}"
+    return event.what
+
+
+def _same_world_size(world_size: Optional[cst.BaseExpression], class_world_size: Optional[cst.BaseExpression]) -> bool:
+    if world_size is None:
+        return True
+    text = code(world_size)
+    if text in _CLASS_WORLD_SIZE:
+        return True
+    if class_world_size is not None and text == code(class_world_size):
+        return True
+    literal, class_literal = integer_literal(world_size), integer_literal(class_world_size)
+    return literal is not None and literal == class_literal
+
+
+def _same_options(options: Optional[cst.BaseExpression], class_options: Optional[cst.BaseExpression]) -> bool:
+    return options is None or is_class_opts_call(options) or code(options) == code(class_options)
+
+
+# -- summaries (DL202, the migrate report) ---------------------------------------------------------
+
+def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str:
+    """DL202's phrase for ``count`` tests (the verb agrees with it); for environment, the
+    variable families ("sets TORCH_NCCL_*/NCCL_*")."""
+    if reason is Reason.PG_ENVIRONMENT:
+        families: List[str] = []
+        for detail in details:
+            for key in detail.split(", "):
+                family = env_family(key)
+                if family and family not in families:
+                    families.append(family)
+        if families:
+            return ("sets " if count == 1 else "set ") + "/".join(families)
+    return reason.phrase(count)
+
+
+def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
+    """``[(count, phrase)]`` over the class's ineligible tests, most common first (a test counts once per reason)."""
+    counts: Counter = Counter()
+    details: Dict[Reason, List[str]] = {}
+    for test in analysis.pg_tests:
+        for entry in test.ineligible:
+            counts[entry.reason] += 1
+            details.setdefault(entry.reason, []).append(entry.detail)
+    ordered = sorted(counts, key=lambda r: (-counts[r], list(Reason).index(r)))
+    return [(counts[r], reason_phrase(r, details[r], counts[r])) for r in ordered]
+
+
+def describe_short(entry: Ineligibility) -> str:
+    """``expects failure (assertRaises around .allreduce())``."""
+    short = entry.reason.short
+    return f"{short} ({entry.detail})" if entry.detail else short

@@ -1,0 +1,88 @@
+"""What the PG scan records: events seen from the function being analysed.
+
+:mod:`distlint.analysis.pg.scan` produces them (one :class:`Scan` per call of a function,
+helpers lifted in); :mod:`distlint.analysis.pg.eligibility` turns them into reasons and
+:mod:`distlint.analysis.pg` into the contract's :class:`~distlint.analysis.model.PGCreation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from distlint.analysis.pg.creation import CallFacts
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an event happens, seen from the function being analysed."""
+
+    #: The node in the analysed function's body that leads to the event (helper call or the call itself).
+    node: cst.CSTNode
+    #: The node where the event itself is (inside the innermost helper); same as ``node`` when direct.
+    inner: cst.CSTNode
+    #: The innermost statement of the analysed function enclosing ``node`` (None for decorators).
+    statement: Optional[cst.BaseStatement]
+    #: Index of the analysed function's top-level body statement enclosing ``node`` (-1: decorator).
+    top: int
+    #: Helpers followed, outermost first, e.g. ("self._test_basics", "self._create_pg").
+    chain: Tuple[str, ...] = ()
+    helpers: Tuple[cst.FunctionDef, ...] = ()
+    in_loop: bool = False
+    in_raises: bool = False
+    in_rank_branch: bool = False
+    #: Whether the event is in the trailing teardown of its function (and, for helpers, of each caller).
+    trailing: bool = False
+    #: Source order key (sortable across helpers).
+    order: Tuple[int, ...] = ()
+
+
+@dataclass
+class CreationEvent:
+    site: Site
+    #: "init_process_group", "ProcessGroupNCCL", "_create_process_group_gloo", "@with_comms", ...
+    api: str
+    #: model.CreationKind name of the leaf: INIT_PROCESS_GROUP, BACKEND_CONSTRUCTOR, KNOWN_HELPER, DECORATOR, DEVICE_MESH
+    kind: str
+    facts: CallFacts
+    #: Created by a config pg-helper / pg-decorator (distlint cannot see what it does).
+    from_config: bool = False
+
+
+@dataclass
+class Event:
+    """Any other event: ``what`` describes it for messages."""
+
+    site: Site
+    what: str
+    #: destroy/abort: the PG expression it acts on (resolved), when given.
+    target: Optional[cst.BaseExpression] = None
+
+
+@dataclass
+class StoreStatement:
+    statement: cst.BaseStatement
+    name: str
+
+
+@dataclass
+class Scan:
+    """Everything one function (with followed helpers) does, as events seen from it."""
+
+    creations: List[CreationEvent] = field(default_factory=list)
+    destroys: List[Event] = field(default_factory=list)
+    aborts: List[Event] = field(default_factory=list)
+    env: List[Event] = field(default_factory=list)  # what = the variable name
+    exits: List[Event] = field(default_factory=list)  # non-skip sys.exit/os._exit
+    kills: List[Event] = field(default_factory=list)  # os.kill, .kill(), ...
+    raises: List[Event] = field(default_factory=list)  # init/collective expected to raise
+    file_name_uses: List[Event] = field(default_factory=list)  # self.file_name beyond the store
+    self_attributes: List[str] = field(default_factory=list)
+    #: Store statements of this function's body used only to build PGs.
+    stores: List[StoreStatement] = field(default_factory=list)
+    #: Trailing teardown statements of this function's body.
+    teardown: List[cst.BaseStatement] = field(default_factory=list)
+    #: Trailing teardown statements inside followed helpers: (helper, statement).
+    helper_teardown: List[Tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)

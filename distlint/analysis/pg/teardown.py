@@ -1,0 +1,74 @@
+"""The trailing PG teardown of a function body: what ``distlint migrate`` drops and DL201 allows.
+
+A test (or a helper it calls last) may end by tearing its PG down
+(``destroy_process_group()``, ``self.destroy_pg()``, inside ``if dist.is_initialized():``
+or a ``try: ... finally:`` that exists only for it): on a shared PG that teardown goes,
+and a destroy anywhere else is "destroys the PG early".
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Sequence, Set, Tuple
+
+import libcst as cst
+
+#: Whether a call tears the PG down (the scan decides: it resolves names and subgroups).
+IsDestroyCall = Callable[[cst.Call], bool]
+
+
+def trailing_teardown(body: Sequence[cst.BaseStatement],
+                      is_destroy_call: IsDestroyCall) -> Tuple[List[cst.BaseStatement], Set[int], Set[int]]:
+    """The trailing statements of ``body`` that only tear the PG down, and two id sets.
+
+    Returns the statements; the ids of the simple statements doing the teardown (also
+    inside a ``finally:`` or an ``if``); and the ids of the statements a helper call may sit
+    in for the helper's own trailing teardown to count as the caller's: those, plus the
+    last statement before the teardown (or the last of a ``try:`` whose finally tears down).
+    """
+    indices: List[int] = []
+    for index in range(len(body) - 1, -1, -1):
+        if not _is_teardown(body[index], is_destroy_call, allow_try=True):
+            break
+        indices.insert(0, index)
+    teardown = [body[i] for i in indices]
+    teardown_ids: Set[int] = set()
+    tail_ids: Set[int] = set()
+    for statement in teardown:
+        teardown_ids |= _simple_statement_ids(statement)
+        if isinstance(statement, cst.Try):
+            tail_ids |= {id(s) for s in _suite(statement.body)[-1:]}
+            teardown_ids -= _simple_statement_ids(statement.body)
+            teardown_ids |= _simple_statement_ids(statement.finalbody)  # type: ignore[arg-type]
+    first = indices[0] if indices else len(body)
+    if first > 0:
+        tail_ids.add(id(body[first - 1]))
+    return teardown, teardown_ids, tail_ids | teardown_ids
+
+
+def _is_teardown(statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return all(isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                   and is_destroy_call(small.value) for small in statement.body)
+    if isinstance(statement, cst.Try) and allow_try:
+        # try: <test> finally: destroy_process_group() -- the finally only tears down
+        return (not statement.handlers and statement.orelse is None and statement.finalbody is not None
+                and all(_is_teardown(s, is_destroy_call) for s in _suite(statement.finalbody.body)))
+    if isinstance(statement, cst.If) and statement.orelse is None:
+        # if dist.is_initialized(): dist.destroy_process_group()
+        return all(_is_teardown(s, is_destroy_call) for s in _suite(statement.body))
+    return False
+
+
+def _simple_statement_ids(node: cst.CSTNode) -> Set[int]:
+    found: Set[int] = set()
+
+    class _Lines(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
+            found.add(id(line))
+
+    node.visit(_Lines())
+    return found
+
+
+def _suite(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    return suite.body if isinstance(suite, cst.IndentedBlock) else ()

@@ -1,0 +1,158 @@
+"""The migration plan's data: families of per-test classes, each test's decision, each member's place.
+
+:mod:`distlint.codemods.plan` fills it (what moves), :mod:`distlint.codemods.placement`
+places the members, and :mod:`distlint.codemods.migrate_continuous` emits the new module
+from it. A *family* is a per-test class and its same-file subclasses.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from distlint.analysis.model import ClassAnalysis, TestAnalysis
+from distlint.codemods import members as m
+from distlint.codemods.report import FileReport
+from distlint.codemods.rewrite import FunctionEdits
+
+MIXIN_SUFFIX = "Mixin"
+
+
+class Placement(enum.Enum):
+    """Where a member of a per-test class goes (decided per member by the placement step)."""
+
+    #: Only the continuous class's code uses it: it moves to ``X<Suffix>``.
+    MOVE = "move"
+    #: A literal class attribute both classes use: each gets the line (as a person would write it).
+    COPY = "copy"
+    #: Both classes use it: it goes to ``X<Mixin>``, from which both derive.
+    MIXIN = "mixin"
+    #: Only the per-test class uses it.
+    STAY = "stay"
+    #: Its class is removed and nothing uses it.
+    DROP = "drop"
+
+
+@dataclass
+class Decision:
+    test: TestAnalysis
+    moved: bool = False
+    code: str = ""
+    text: str = ""
+
+    def leave(self, code: str, text: str) -> None:
+        if self.moved or not self.code:  # the first reason wins
+            self.moved = False
+            self.code, self.text = code, text
+
+
+@dataclass
+class FamilyClass:
+    name: str
+    node: cst.ClassDef
+    analysis: ClassAnalysis
+    body: m.ClassBody
+    index: int  # position in module.body
+    #: ``--class-suffix``: the continuous class is ``<name><suffix>``.
+    suffix: str
+    parent: Optional["FamilyClass"] = None
+    children: List["FamilyClass"] = field(default_factory=list)
+    #: Bases kept on the continuous class (same-file helpers, external mixins).
+    kept_bases: List[cst.Arg] = field(default_factory=list)
+    refusal: Optional[Tuple[str, str]] = None
+    decisions: Dict[str, Decision] = field(default_factory=dict)
+    #: Test methods the analysis does not list (``testFoo``): they stay.
+    unanalysed_tests: List[str] = field(default_factory=list)
+    #: Results.
+    has_continuous: bool = False
+    removed: bool = False
+    placement: Dict[int, Placement] = field(default_factory=dict)  # id(unit.statement) -> where it goes
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def continuous_name(self) -> str:
+        return self.name + self.suffix
+
+    @property
+    def mixin_name(self) -> str:
+        return self.name + MIXIN_SUFFIX
+
+    def refuse(self, code: str, text: str) -> None:
+        if self.refusal is None:
+            self.refusal = (code, text)
+
+    def mro(self) -> List["FamilyClass"]:
+        out, cursor = [], self
+        while cursor is not None:
+            out.append(cursor)
+            cursor = cursor.parent
+        return out
+
+    def descendants(self) -> List["FamilyClass"]:
+        out = []
+        for child in self.children:
+            out.append(child)
+            out.extend(child.descendants())
+        return out
+
+    def moved_tests(self) -> List[Decision]:
+        return [d for d in self.decisions.values() if d.moved]
+
+    def remaining_test_nodes(self) -> List[cst.FunctionDef]:
+        moved = {d.test.name for d in self.moved_tests()}
+        return [u.statement for u in self.body.tests() if u.name not in moved]  # type: ignore[misc]
+
+    def units_placed(self, where: Placement) -> List[m.Unit]:
+        return [u for u in self.body.units if self.placement.get(id(u.statement)) is where]
+
+    @property
+    def has_mixin(self) -> bool:
+        return Placement.MIXIN in self.placement.values()
+
+    def mro_defines(self, name: str) -> bool:
+        """Whether the class or a same-file base defines ``name``."""
+        return any(member.body.defines(name) for member in self.mro())
+
+    @property
+    def root(self) -> "FamilyClass":
+        """The class whose continuous counterpart derives from the continuous base directly."""
+        cursor = self
+        while cursor.parent is not None and cursor.parent.has_continuous:
+            cursor = cursor.parent
+        return cursor
+
+
+@dataclass
+class MigrationPlan:
+    module: cst.Module
+    classes: List[FamilyClass]
+    #: Rewritten functions (tests and helpers) by ``id()`` of the original node.
+    rewritten: Dict[int, cst.FunctionDef]
+    #: Module-level ``instantiate_parametrized_tests(X)`` statements by class name.
+    instantiations: Dict[str, List[cst.SimpleStatementLine]]
+    report: FileReport
+    #: The edits behind ``rewritten`` and the original functions, by ``id()`` of the original.
+    edits: Dict[int, FunctionEdits] = field(default_factory=dict)
+    functions: Dict[int, cst.FunctionDef] = field(default_factory=dict)
+    #: Helpers rewritten for moved tests: ``id(helper)`` -> {(class, test)}.
+    helper_users: Dict[int, Set[Tuple[str, str]]] = field(default_factory=dict)
+    #: ``opts`` methods that become classmethods (``id()`` of the FunctionDef): the runtime calls
+    #: ``cls.opts()`` to build the shared PG of a continuous class whose tests used ``self.opts()``.
+    classmethod_opts: Set[int] = field(default_factory=set)
+
+    def rewrite_active(self, key: int) -> bool:
+        """Whether the rewritten form of function ``key`` is the one to emit."""
+        users = self.helper_users.get(key)
+        if users is not None:
+            return any(self._decision(c, t).moved for c, t in users)
+        return any(d.moved for cls in self.classes for d in cls.decisions.values() if id(d.test.node) == key)
+
+    def _decision(self, class_name: str, test: str) -> Decision:
+        return next(c for c in self.classes if c.name == class_name).decisions[test]
+
+    @property
+    def changes(self) -> bool:
+        return any(c.has_continuous or c.has_mixin or c.removed for c in self.classes)

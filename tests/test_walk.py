@@ -1,0 +1,92 @@
+"""The analyses' one field walker visits what libcst's visitor visits, in the same order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import libcst as cst
+import pytest
+
+from distlint.analysis.walk import INERT, code_children
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
+
+#: Every construct whose visiting order differs from its dataclass field order, and the rest.
+CONSTRUCTS = '''
+import os, a.b as c
+from . import x
+from .m import (y as z, w)
+@decorate(arg=1)
+class C(Base, metaclass=Meta):
+    attr: int = 3
+    @property
+    def f(self, a, /, b=default(), *args, c: int = 2, **kwargs) -> Ret:
+        value = body() if test() else orelse()
+        try:
+            pass
+        except (Error, Other) as error:
+            handle(error)
+        lam = lambda q=1, *r: q + r[0]
+        items = [i for i in range(3) if i async for j in k]
+        data = {k: v for k, v in pairs}
+        sub = seq[1:2:3]
+        text = f"{value!r:>{width}} {other}"
+        match command:
+            case [x, *rest] if guard(x):
+                pass
+            case {"k": v, **kw}:
+                pass
+            case Point(x=0) | None:
+                pass
+        with open(p) as fh, other():
+            del fh
+        global g
+        return (yield from gen())
+async def g():
+    async with lock:
+        await thing()
+    async for item in aiter():
+        print(item, sep="")
+'''
+
+
+def _libcst_order(module: cst.Module) -> List[cst.CSTNode]:
+    seen: List[cst.CSTNode] = []
+
+    class _Record(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, INERT):
+                return False
+            seen.append(node)
+            return True
+
+    module.visit(_Record())
+    return seen
+
+
+def _walk_order(module: cst.Module) -> List[cst.CSTNode]:
+    seen: List[cst.CSTNode] = []
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        seen.append(node)
+        stack.extend(reversed(code_children(node)))
+    return seen
+
+
+def _same(module: cst.Module) -> None:
+    expected, walked = _libcst_order(module), _walk_order(module)
+    for index, (want, got) in enumerate(zip(expected, walked)):
+        assert want is got, f"node {index}: libcst visits {type(want).__name__}, the walk {type(got).__name__}"
+    assert len(walked) == len(expected)
+
+
+def test_every_construct_is_walked_in_libcst_order():
+    _same(cst.parse_module(CONSTRUCTS))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixture_is_walked_in_libcst_order(path):
+    _same(cst.parse_module(path.read_bytes()))
