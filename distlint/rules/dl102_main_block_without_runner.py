@@ -10,7 +10,7 @@ from distlint.analysis.mainblock import (
     may_require_main,
     screened_shape,
 )
-from distlint.analysis.mainblock_fix import fill_empty_main_block
+from distlint.analysis.mainblock.fix import fill_empty_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 from distlint.torch_names import TORCH_RUNNER_MODULE
 

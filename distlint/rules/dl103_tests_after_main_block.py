@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from distlint.analysis.mainblock import file_label, main_block_facts, screened_shape
-from distlint.analysis.mainblock_fix import move_main_block_to_end
+from distlint.analysis.mainblock.fix import move_main_block_to_end
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
 MAX_NAMED = 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from distlint.analysis.mainblock import main_block_facts, screened_shape
-from distlint.analysis.mainblock_fix import guard_import_time_runs
+from distlint.analysis.mainblock.fix import guard_import_time_runs
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
 

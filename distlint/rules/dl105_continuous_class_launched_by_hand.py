@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.continuous_launch import RANK_ENTRY
+from distlint.analysis.mainblock.continuous_launch import RANK_ENTRY
 from distlint.analysis.mainblock import main_block_facts
 from distlint.rules.base import Invalid, LintRule, Valid
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from libcst import Module
 
-from distlint.analysis.eligibility import describe_short
+from distlint.analysis.pg.eligibility import describe_short
 from distlint.analysis.model import ExecutionModel, TestAnalysis
 from distlint.analysis.pg import may_have_per_test_pg, module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid

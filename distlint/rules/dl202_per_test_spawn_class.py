@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from libcst import Module
 
-from distlint.analysis.eligibility import reason_counts
-from distlint.analysis.execution import integer_literal
+from distlint.analysis.pg.eligibility import reason_counts
+from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
 from distlint.analysis.pg import may_have_per_test_pg, module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid

@@ -6,8 +6,8 @@ own ``MetadataWrapper``); lint rules use :func:`module_analysis`, which computes
 file and shares it between DL201, DL202 and DL203. The result follows the contract in
 ``distlint.analysis.model``. Never imports torch.
 
-Pieces: ``execution`` (class models), ``pgcreation`` (what one call does to a PG),
-``pgscan`` (walking a test and its helpers), ``eligibility`` (reasons).
+Pieces: ``execution`` (class models), ``creation`` (what one call does to a PG),
+``scan``/``follow``/``events`` (walking a test and its helpers), ``eligibility`` (reasons).
 """
 
 from __future__ import annotations
