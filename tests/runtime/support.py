@@ -189,8 +189,12 @@ def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
         time.sleep(0.1)
 
 
+# The folders a run makes in $TMPDIR: a pool's rendezvous folder, the fork server's manifest folder.
+RUN_DIR_PREFIXES = ("distlint-pool-", "distlint-forkserver-")
+
+
 def pool_dirs(tmpdir: Path) -> List[str]:
-    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("distlint-pool-"))
+    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith(RUN_DIR_PREFIXES))
 
 
 def still_alive(pids: List[int], timeout: float = 15.0) -> List[int]:
