@@ -88,7 +88,12 @@ def _torch_version_field(name: str) -> Optional[str]:
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
             try:
                 value = ast.literal_eval(node.value)

@@ -20,6 +20,9 @@ What a spawned rank would have that a forked one must be given:
   them per test);
 * the start method torch set (``spawn``) as the rank's default.
 
+A forked rank ends as every process multiprocessing forks does, with
+``os._exit``: exit handlers (``atexit``) do not run in it.
+
 A test falls back to spawn, with a one-line note per reason, when: fast start is
 off (``DISTLINT_FAST_SPAWN=0``: silently), the fork server is unsafe here (see
 :mod:`start_method`) or failed, or a variable torch reads only at import
@@ -41,8 +44,6 @@ from typing import Any, Callable, Dict, Optional, Set
 from . import early_start, forkserver, start_method
 
 COMMON_DISTRIBUTED = "torch.testing._internal.common_distributed"
-#: Imported in the fork server (and so in every process it forks) and nowhere else.
-FORKED_MARKER = "distlint.runtime.forkserver_preload"
 #: What torch's own test modules import before any rank runs: preloaded when fast start is on.
 SUPPORT_MODULES = ("torch.testing._internal.common_utils", COMMON_DISTRIBUTED)
 #: The exit code of a fast-start rank whose dispatcher disappeared (as a pool worker's).
@@ -140,10 +141,11 @@ def spawn_reason() -> Optional[str]:
 
 def _spawn_processes(self: Any) -> None:
     """``MultiProcessTestCase._spawn_processes`` with the fork server as the start method."""
-    reason = None if early_start.fast_spawn_disabled() else spawn_reason()
-    if early_start.fast_spawn_disabled() or reason is not None:
-        if reason is not None:
-            _note_once(reason, f"{reason}; {self.id()} and later per-test classes use spawn")
+    if early_start.fast_spawn_disabled():
+        return _original(self)  # type: ignore[misc]
+    reason = spawn_reason()
+    if reason is not None:
+        _note_once(reason, f"{reason}; {self.id()} and later per-test classes use spawn")
         return _original(self)  # type: ignore[misc]
     import torch.multiprocessing
 
@@ -176,16 +178,11 @@ class FastStartProcess(mp_context.ForkServerProcess):
         return _popen(process_obj)
 
     def run(self) -> None:
+        # Like every process multiprocessing forks, the rank then leaves with os._exit:
+        # exit handlers do not run (torch's would spend 0.1-0.5 s un-registering its operator
+        # libraries in a process about to end).
         _exit_with_dispatcher(self._parent_pid)
-        try:
-            super().run()
-        finally:
-            if FORKED_MARKER in sys.modules:
-                # A spawned rank runs its exit handlers (torch's, the test module's) when it
-                # exits; the fork server's children leave with os._exit, so run them here.
-                import atexit
-
-                atexit._run_exitfuncs()
+        super().run()
 
 
 def _popen(process_obj: Any) -> Any:

@@ -12,9 +12,10 @@ multiprocessing's fork server, one per dispatcher process.  This module owns it:
   writes it just before the first process is started from the server.  Every
   process start goes through :func:`prepare`, which publishes first: the server
   never waits for a manifest nobody will write.
-* **Bounded.**  :func:`bounded_start` starts a process with a watchdog that kills
-  the server if it does not fork within :data:`START_TIMEOUT_S` (a preload that
-  hangs, a wedged server); the start then fails and the caller uses spawn.
+* **Bounded.**  :func:`prepare` waits for the preload at most
+  :data:`START_TIMEOUT_S` (the server reports when it is done) and
+  :func:`bounded_start` gives a fork as long: a server that takes longer is
+  killed, the start fails and the caller uses spawn.
 * **Restarted once.**  A server that died is restarted by :func:`prepare`; one
   that dies again is given up (``start_method.record_forkserver_failure``).
 * **Stopped.**  :func:`stop` ends it (bounded) and removes its folder; nothing
@@ -293,14 +294,13 @@ def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = N
     """
     timeout_s = START_TIMEOUT_S if timeout_s is None else timeout_s
     pid = running_pid()
-    state = {"done": False, "killed": False}
+    done = threading.Event()
     guard = threading.Lock()
 
     def kill() -> None:
         with guard:
-            if state["done"] or pid is None or running_pid() != pid:
+            if done.is_set() or pid is None or running_pid() != pid:
                 return
-            state["killed"] = True
             _note(f"the fork server (pid {pid}) did not start a process within {timeout_s:g} s; killing it")
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -316,7 +316,7 @@ def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = N
         raise ForkServerFailed(f"the fork server could not start a process: {exc!r}") from exc
     finally:
         with guard:
-            state["done"] = True
+            done.set()
         timer.cancel()
     return result
 
@@ -324,8 +324,9 @@ def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = N
 def stop() -> None:
     """Stop the server this process started and remove its folder.  Bounded; a no-op when none runs."""
     with _lock:
-        if _server.manifest is not None and running_pid() == _server.pid:
-            # Still preloading or waiting for its manifest: it has forked nothing; no need to wait for it.
+        if _server.pid is not None and _server.imported_under is None and running_pid() == _server.pid:
+            # Still preloading (or waiting for its manifest): nothing was forked from it
+            # (prepare() waits for the preload first), so there is nothing to wait for.
             _kill_and_forget(_server.pid)
             return
         _end_forked_processes()
