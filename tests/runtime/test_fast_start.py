@@ -251,7 +251,9 @@ def test_a_fork_server_that_hangs_is_killed_at_the_bound_and_the_rank_spawns(
     tmp_path, light_server, monkeypatch, capfd
 ):
     monkeypatch.setattr(light_server, "START_TIMEOUT_S", 1.0)
+    monkeypatch.setenv("DISTLINT_CASE_HANG", "1")  # the server inherits it and hangs importing the module
     light_server.start(hints=["runtime.cases.hangs_on_import"], defer=False)
+    monkeypatch.delenv("DISTLINT_CASE_HANG")
     hung = light_server.running_pid()
     result = run_rank(tmp_path / "rank")
     assert result["ppid"] == os.getpid()

@@ -35,12 +35,18 @@ def pids_of(log, test):
 
 def test_the_leak_check_sees_the_processes_and_folders_it_checks(case_log, run_scope):
     # The check can fail: while a pool serves, its ranks (and the fork server,
-    # when used) carry this test's token and its rendezvous folder exists.
+    # when used) carry this test's token, its rendezvous folder exists (and the
+    # fork server's, when used).
     outcomes = run_classes(faults.FailThenPass)
     assert outcomes["FailThenPass.test_b_next_passes"].kind == "pass"
     serving = pids_of(case_log, "test_b_next_passes")
     assert len(serving) == 2 and set(serving.values()) <= set(processes_with_token(run_scope.token))
-    assert len(pool_dirs(run_scope.tmpdir)) == 1
+    folders = pool_dirs(run_scope.tmpdir)
+    assert len([name for name in folders if name.startswith("distlint-pool-")]) == 1
+    from distlint.runtime import pool_registry
+
+    forkserver_used = pool_registry.live_pools()[0].start_method == "forkserver"
+    assert len([name for name in folders if name.startswith("distlint-forkserver-")]) == int(forkserver_used)
     run_scope.assert_nothing_left()
     run_scope.assert_ranks_gone(serving)
 
