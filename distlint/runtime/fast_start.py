@@ -66,7 +66,8 @@ def _note_once(key: str, message: str) -> None:
 # ---- turning it on and off ----------------------------------------------------------
 
 
-def _base_class() -> Optional[type]:
+def per_test_base() -> Optional[type]:
+    """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
     module = sys.modules.get(COMMON_DISTRIBUTED)
     return getattr(module, "MultiProcessTestCase", None)
 
@@ -95,7 +96,7 @@ def install() -> bool:
     global _original
     if early_start.fast_spawn_disabled():
         return False
-    base = _base_class()
+    base = per_test_base()
     if base is None:
         return False
     if _original is not None:
@@ -115,7 +116,7 @@ def install() -> bool:
 def uninstall() -> None:
     """Put torch's own ``_spawn_processes`` back."""
     global _original
-    base = _base_class()
+    base = per_test_base()
     if _original is not None and base is not None:
         base._spawn_processes = _original
     _original = None

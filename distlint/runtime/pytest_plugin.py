@@ -83,7 +83,7 @@ class FastStartSession:
 
         modules: List[str] = []
         if fast_start.install():
-            base = fast_start._base_class()
+            base = fast_start.per_test_base()
             for item in session.items:
                 cls = getattr(item, "cls", None)
                 if isinstance(cls, type) and issubclass(cls, base):
