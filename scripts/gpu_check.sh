@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Run distlint.runtime's NCCL tests on a GPU machine and print a clear summary.
 #
-#   scripts/gpu_check.sh            # from anywhere; about a minute, bounded at 4 minutes
+#   scripts/gpu_check.sh            # from anywhere; a minute or two, bounded at 8 minutes
 #
 # What must hold (exit 0 only if it does):
 #   * NCCL world size 1 (NcclWorldSize1) and world size = GPU count (NcclCase) pass;
 #   * NCCL world size 2 (NcclWorldSize2) passes with >= 2 GPUs, and with one GPU is
 #     *skipped* with the registry's "Need at least 2 CUDA devices" (never passed, never failed).
+#   * fast start under pytest-xdist (`pytest -n 2 --distlint-fast-spawn`, per-test NCCL classes):
+#     every test passes, and with >= 2 GPUs the two workers run on disjoint GPUs
+#     (CUDA_VISIBLE_DEVICES split per worker); with one GPU they share it.
 # Exit 1: a test failed or was skipped where it should have run.  Exit 2: no CUDA here.
 set -uo pipefail
 
@@ -48,6 +51,44 @@ trap 'rm -f "$LOG"' EXIT
 timeout --kill-after=10 240 "$PYTHON" tests/runtime/cases/nccl_case.py -v 2>&1 | tee "$LOG"
 STATUS=${PIPESTATUS[0]}
 
+echo "== fast start under pytest-xdist: tests/runtime/cases/gpu_split_case.py -n 2 (bounded: 240 s)"
+SPLIT_DIR="$(mktemp -d)"
+trap 'rm -f "$LOG"; rm -rf "$SPLIT_DIR"' EXIT
+DISTLINT_CASE_LOG="$SPLIT_DIR/case.log" timeout --kill-after=10 240 "$PYTHON" -m pytest \
+    tests/runtime/cases/gpu_split_case.py -n 2 --distlint-fast-spawn -q -p no:cacheprovider --noconftest \
+    --junit-xml="$SPLIT_DIR/report.xml" 2>&1 | tail -15
+SPLIT_STATUS=${PIPESTATUS[0]}
+# Outcomes from the JUnit report, GPUs from the case log (structured, not the printed text).
+"$PYTHON" - "$SPLIT_DIR" "$GPUS" "$SPLIT_STATUS" <<'EOF' || SPLIT_FAILED=1
+import json, os, sys, xml.etree.ElementTree as ET
+folder, gpus, status = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+problems = []
+try:
+    cases = list(ET.parse(os.path.join(folder, "report.xml")).getroot().iter("testcase"))
+except (OSError, ET.ParseError) as exc:
+    cases, problems = [], [f"no JUnit report ({exc})"]
+failed = [c.get("name") for c in cases if any(child.tag in ("failure", "error", "skipped") for child in c)]
+if len(cases) != 4 or failed:
+    problems.append(f"{len(cases)} tests reported, not passed: {failed}")
+log = os.path.join(folder, "case.log")
+records = [json.loads(line) for line in open(log) if line.strip()] if os.path.exists(log) else []
+by_worker = {}
+for r in records:
+    by_worker.setdefault(r["worker"], set()).add(r["uuid"])
+print(f"GPUs used per worker: { {w: sorted(u) for w, u in sorted(by_worker.items())} }")
+print(f"CUDA_VISIBLE_DEVICES per worker: { {r['worker']: r['visible'] for r in records} }")
+if gpus >= 2:
+    shared = [(a, b) for a in by_worker for b in by_worker if a < b and by_worker[a] & by_worker[b]]
+    if len(by_worker) != 2 or shared:
+        problems.append(f"workers did not get disjoint GPUs: {by_worker}")
+else:
+    print("one GPU: the two workers share it (not split)")
+if status in (124, 137):
+    problems.append(f"timed out (exit {status})")
+print(f"== xdist GPU split: {'OK' if not problems else 'FAILED: ' + '; '.join(problems)}")
+sys.exit(1 if problems else 0)
+EOF
+
 "$PYTHON" - "$LOG" "$GPUS" "$STATUS" <<'EOF'
 import re, sys
 log, gpus, status = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
@@ -77,3 +118,9 @@ if status == 124 or status == 137:
 print(f"== {'OK' if not problems else 'FAILED: ' + ', '.join(problems)}  (test process exit {status})")
 sys.exit(1 if problems else 0)
 EOF
+SUMMARY_STATUS=$?
+if [ "${SPLIT_FAILED:-0}" = 1 ]; then
+    echo "== FAILED: fast start under pytest-xdist (see above)"
+    exit 1
+fi
+exit "$SUMMARY_STATUS"

@@ -25,56 +25,48 @@ still resolves to the same class, with a DeprecationWarning; it is not in
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from typing import Any
 
-from .continuous import MultiProcContinuousTest, RankFailure
-from .decorators import (
-    require_world_size,
-    requires_gloo,
-    requires_nccl,
-    requires_world_size,
-    skip_if_lt_x_gpu,
-    skip_if_no_gpu,
-    skip_if_odd_worldsize,
-)
-from .launch import run_tests
-from .skips import (
-    TEST_SKIPS,
-    RegistrySkip,
-    SkipRegistry,
-    TestSkip,
-    register_skip,
-    skip_for_code,
-    skip_for_name,
-)
+from . import early_start as _early_start
 
-__all__ = [
-    "MultiProcContinuousTest",
-    "RankFailure",
-    "run_tests",
-    "TEST_SKIPS",
-    "TestSkip",
-    "SkipRegistry",
-    "RegistrySkip",
-    "register_skip",
-    "skip_for_name",
-    "skip_for_code",
-    "skip_if_lt_x_gpu",
-    "requires_nccl",
-    "requires_gloo",
-    "skip_if_no_gpu",
-    "skip_if_odd_worldsize",
-    "require_world_size",
-    "requires_world_size",
-]
+# Every public name is imported on first use (PEP 562), so that importing a
+# submodule (the pytest plugin, loaded by every pytest run of an environment
+# with distlint installed) does not import the whole runtime.
+_PUBLIC = {
+    "MultiProcContinuousTest": "continuous",
+    "RankFailure": "continuous",
+    "run_tests": "launch",
+    "TEST_SKIPS": "skips",
+    "TestSkip": "skips",
+    "SkipRegistry": "skips",
+    "RegistrySkip": "skips",
+    "register_skip": "skips",
+    "skip_for_name": "skips",
+    "skip_for_code": "skips",
+    "skip_if_lt_x_gpu": "decorators",
+    "requires_nccl": "decorators",
+    "requires_gloo": "decorators",
+    "skip_if_no_gpu": "decorators",
+    "skip_if_odd_worldsize": "decorators",
+    "require_world_size": "decorators",
+    "requires_world_size": "decorators",
+}
+
+__all__ = list(_PUBLIC)
 
 # Deprecated names -> the names to use instead.
 _DEPRECATED_ALIASES = {"MultiProcContinousTest": "MultiProcContinuousTest"}
 
 
 def __getattr__(name: str) -> Any:
-    """Resolve a deprecated alias with a DeprecationWarning (PEP 562); anything else is missing."""
+    """A public name, imported now; a deprecated alias with a DeprecationWarning; anything else is missing."""
+    module = _PUBLIC.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # later lookups do not come back here
+        return value
     replacement = _DEPRECATED_ALIASES.get(name)
     if replacement is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -83,4 +75,12 @@ def __getattr__(name: str) -> Any:
         DeprecationWarning,
         stacklevel=2,
     )
-    return globals()[replacement]
+    return __getattr__(replacement)
+
+
+def __dir__() -> "list[str]":
+    return sorted(set(globals()) | set(_PUBLIC))
+
+
+# A test file run as ``python test_x.py`` starts the fork server while it is still importing.
+_early_start.from_main_module()

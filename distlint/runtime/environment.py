@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+from typing import Optional
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,23 +45,62 @@ def backend_available(name: str) -> bool:
 
 
 def cuda_initialized_here() -> bool:
-    """True when this process already created a CUDA context (forking is then unsafe)."""
-    import torch
+    """True when this process already created a CUDA context (forking is then unsafe).
 
-    return bool(torch.cuda.is_initialized())
+    Without torch imported, torch cannot have done so: False (and torch stays unimported).
+    """
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_initialized())
 
 
 def cuda_build_version() -> "tuple[int, ...] | None":
-    """The CUDA version torch was built with, or None for CPU/ROCm builds."""
-    import torch
+    """The CUDA version torch was built with, or None for CPU/ROCm builds (or no torch).
 
-    version = getattr(torch.version, "cuda", None)
+    Read from ``torch.version`` once torch is imported; before that from torch's
+    ``version.py`` file, so the fork server can be started before torch is imported.
+    """
+    torch = sys.modules.get("torch")
+    version = getattr(torch.version, "cuda", None) if torch is not None else _torch_version_field("cuda")
     if not version:
         return None
     try:
         return tuple(int(part) for part in version.split(".")[:2])
     except ValueError:
         return None
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_version_field(name: str) -> Optional[str]:
+    """A literal assignment in the installed torch's ``version.py``, without importing torch."""
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return value if isinstance(value, str) else None
+    return None
 
 
 def env_flag(name: str) -> bool:

@@ -8,9 +8,18 @@ mode, so every rank reports the same outcome the dispatcher would.
 
 What cannot be done without a dispatcher is replaced as follows:
 
-* a failed rank destroys its PG at once, so a peer waiting in a collective
-  with it errors out instead of hanging; after any unclean outcome every rank
-  joins a fresh PG (a new store prefix) before the next test;
+* a rank whose test failed posts its result first and then abandons its PG
+  (:func:`abandon_pg`): it shuts down the connections the PG opened (gloo) or
+  aborts it (NCCL), so a peer blocked in a collective with it errors out at
+  once; a peer's destroy_process_group alone does not do that while anything
+  still holds the group;
+* while a test runs, a thread on every rank watches the store for a peer's
+  failed result and abandons this rank's PG too, so no rank waits out the
+  timeout in a collective a failed peer will never join; a rank whose test
+  errored after a peer had failed is reported as stopped, not as a second
+  failure;
+* after any unclean outcome every rank joins a fresh PG (a new store prefix)
+  before the next test, and the rest of the class runs;
 * a rank still running after the timeout dumps its Python stacks and exits
   (``faulthandler.dump_traceback_later``); torchrun then stops the job with a
   non-zero status, which is the only bounded answer once a rank is stuck.
@@ -22,10 +31,12 @@ import dataclasses
 import faulthandler
 import json
 import os
+import socket
+import threading
 import time
 import unittest
 from datetime import timedelta
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Set, Tuple
 
 from .execute import RankSession
 from .outcome import Observation, Outcome, decide_outcome
@@ -37,6 +48,39 @@ from .worker_pool import GRACE_S
 # wait a little longer than that for its result.
 WATCHDOG_MARGIN_S = 2.0
 EXCHANGE_MARGIN_S = WATCHDOG_MARGIN_S + GRACE_S + 2.0
+# How often a rank looks in the store for a failed peer while its test runs.
+PEER_WATCH_INTERVAL_S = 0.05
+
+
+def socket_fds() -> Set[int]:
+    """This process's open sockets (file descriptors), from /proc."""
+    found = set()
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                found.add(int(name))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def shut_down_sockets(fds: Set[int]) -> None:
+    """Shut down the connections among these sockets, so whoever waits on one errors out.
+
+    Shut down, not closed (their owner closes them), and listening sockets are
+    left alone: gloo's listener thread aborts the process if its accept() fails.
+    """
+    for fd in fds:
+        try:
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                    sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 class _InlineRank:
@@ -53,6 +97,8 @@ class _InlineRank:
         self.generation = 0
         self.seq = 0
         self.session: Optional[RankSession] = None
+        self._sockets_before_pg: Optional[Set[int]] = None
+        self._abandon_lock = threading.Lock()
 
     def ensure_pg(self, config: PoolConfig) -> RankSession:
         import torch
@@ -74,6 +120,8 @@ class _InlineRank:
 
             options = load_class(config.options_owner).opts()
         kwargs = {"pg_options": options} if options is not None else {}
+        # What is open now is not the PG's: abandon_pg() shuts down only what opens after.
+        self._sockets_before_pg = socket_fds()
         dist.init_process_group(
             backend=config.backend,
             rank=self.rank,
@@ -87,10 +135,33 @@ class _InlineRank:
         self.session = RankSession(self.rank, self.world_size, dist.group.WORLD, run_class_fixtures=False)
         return self.session
 
+    def abandon_pg(self) -> None:
+        """Make every collective on this rank's PG, here and on its peers, fail now.
+
+        gloo: shut down the connections opened since the PG was made (its pairs,
+        and subgroups'); other backends (NCCL): abort the PG.  Safe from another
+        thread while the test is blocked in a collective.
+        """
+        import torch.distributed as dist
+
+        with self._abandon_lock:
+            before, self._sockets_before_pg = self._sockets_before_pg, None
+            if before is None:
+                return  # no PG, or abandoned already
+            shut_down_sockets(socket_fds() - before)
+            if self.config is not None and self.config.backend_name != "gloo":
+                abort = getattr(dist.distributed_c10d, "_abort_process_group", None)
+                if abort is not None and dist.is_initialized():
+                    try:
+                        abort()
+                    except Exception:  # noqa: BLE001 - best effort: the PG is dropped next
+                        pass
+
     def drop_pg(self) -> None:
         """Leave the PG now; peers blocked in a collective with this rank get an error."""
         import torch.distributed as dist
 
+        self.abandon_pg()
         if dist.is_initialized():
             try:
                 dist.destroy_process_group()
@@ -98,25 +169,62 @@ class _InlineRank:
                 pass
         self.session = None
 
-    def exchange(self, local: RankResult, deadline: float) -> Dict[int, RankResult]:
-        self._results.set(f"{local.seq}/{local.rank}", json.dumps(_encode(local)))
+    def post(self, local: RankResult, stopped: bool = False) -> None:
+        self._results.set(f"{local.seq}/{local.rank}", json.dumps(_encode(local, stopped)))
+
+    def peer_failed(self, seq: int) -> bool:
+        """Whether a peer has posted a result other than a pass for test ``seq``."""
+        for peer in range(self.world_size):
+            if peer == self.rank:
+                continue
+            key = f"{seq}/{peer}"
+            try:
+                if self._results.check([key]):
+                    result, _ = _decode(json.loads(self._results.get(key)))
+                    if result.status is not Status.PASSED:
+                        return True
+            except Exception:  # noqa: BLE001 - the store is gone: nothing to learn from it
+                return False
+        return False
+
+    def collect(self, local: RankResult, deadline: float) -> Tuple[Dict[int, RankResult], Set[int]]:
+        """Every rank's result for this test (until the deadline), and the ranks that were stopped."""
         results = {local.rank: local}
+        stopped: Set[int] = set()
         for peer in range(self.world_size):
             if peer == local.rank:
                 continue
             key = f"{local.seq}/{peer}"
             try:
                 self._results.wait([key], timedelta(seconds=max(0.1, deadline - time.monotonic())))
-                theirs = _decode(json.loads(self._results.get(key)))
+                theirs, was_stopped = _decode(json.loads(self._results.get(key)))
             except Exception:  # noqa: BLE001 - a timeout: the peer never reported
                 continue
             if theirs.test_id == local.test_id:
                 results[peer] = theirs
-        return results
+                if was_stopped:
+                    stopped.add(peer)
+        return results, stopped
+
+    def watch_peers(self, seq: int) -> Tuple[threading.Event, threading.Thread]:
+        """While test ``seq`` runs: abandon this rank's PG as soon as a peer posts a failure."""
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(PEER_WATCH_INTERVAL_S):
+                if self.peer_failed(seq):
+                    if not done.is_set():
+                        self.abandon_pg()
+                    return
+
+        thread = threading.Thread(target=watch, name="distlint-watch-peers", daemon=True)
+        thread.start()
+        return done, thread
 
 
-def _encode(result: RankResult) -> Dict[str, Any]:
+def _encode(result: RankResult, stopped: bool = False) -> Dict[str, Any]:
     return {
+        "stopped": stopped,
         "seq": result.seq,
         "test_id": result.test_id,
         "rank": result.rank,
@@ -126,8 +234,8 @@ def _encode(result: RankResult) -> Dict[str, Any]:
     }
 
 
-def _decode(data: Dict[str, Any]) -> RankResult:
-    return RankResult(
+def _decode(data: Dict[str, Any]) -> Tuple[RankResult, bool]:
+    result = RankResult(
         seq=data["seq"],
         test_id=data["test_id"],
         rank=data["rank"],
@@ -135,6 +243,7 @@ def _decode(data: Dict[str, Any]) -> RankResult:
         detail=data["detail"],
         pg_intact=data["pg_intact"],
     )
+    return result, bool(data.get("stopped"))
 
 
 _state: Optional[_InlineRank] = None
@@ -165,26 +274,39 @@ def run_test(cls: type, method: str, test_id: str, plan: ClassPlan) -> Outcome:
     state.seq += 1
     start = time.monotonic()
     faulthandler.dump_traceback_later(plan.test_timeout_s + WATCHDOG_MARGIN_S, exit=True)
+    watching, watcher = state.watch_peers(state.seq)
     try:
         status, detail = session.run_test(cls, method)
     finally:
+        watching.set()
         faulthandler.cancel_dump_traceback_later()
+    watcher.join()
     local = RankResult(
         seq=state.seq, test_id=test_id, rank=state.rank, status=status, detail=detail, pg_intact=session.pg_intact()
     )
+    stopped = False
     if status is not Status.PASSED or not local.pg_intact:
-        # Leave at once so a peer blocked in a collective with this rank errors
-        # out, and say so: every rank must then start a fresh PG, not just this one.
-        state.drop_pg()
+        # An error after a peer failed is that failure's echo (its collective was
+        # abandoned), unless it is this rank's own assertion.
+        stopped = status is Status.ERRORED and state.peer_failed(state.seq)
         local = dataclasses.replace(local, pg_intact=False)
-    results = state.exchange(local, start + plan.test_timeout_s + EXCHANGE_MARGIN_S)
+        # Post first, then leave: a peer blocked in a collective with this rank
+        # errors out at once and finds out why; every rank then starts a fresh PG.
+        state.post(local, stopped)
+        state.drop_pg()
+    else:
+        state.post(local)
+    results, stopped_peers = state.collect(local, start + plan.test_timeout_s + EXCHANGE_MARGIN_S)
+    if stopped:
+        stopped_peers.add(state.rank)
     missing = [r for r in range(state.world_size) if r not in results]
     outcome = decide_outcome(
         Observation(
             test_id=test_id,
             world_size=state.world_size,
-            results=results,
+            results={rank: result for rank, result in results.items() if rank not in stopped_peers},
             timed_out_after_s=plan.test_timeout_s if missing else None,
+            stopped=sorted(stopped_peers),
         )
     )
     if not outcome.pool_reusable:

@@ -6,6 +6,9 @@
   nothing is spawned; ranks agree on each test's outcome, rank 0 prints the
   report (other ranks only a one-line summary when it is a failure), and every
   rank exits non-zero if any test failed.
+* per-test classes (torch's ``MultiProcessTestCase`` and its subclasses) start
+  their ranks from the preloaded fork server (:mod:`fast_start`) unless
+  ``DISTLINT_FAST_SPAWN=0``;
 * ``--junit-xml PATH`` (or ``$DISTLINT_JUNIT_XML``): also write a JUnit XML
   report (see :mod:`junit_report`); under torchrun rank 0 writes it, or every
   rank its own when PATH contains ``{rank}``.
@@ -62,6 +65,8 @@ def run_tests(
     quiet = inline and rank != 0
     stream = io.StringIO() if quiet else sys.stderr
     started = time.perf_counter()
+    if not inline:
+        _prepare_forkserver()
     try:
         runner = _runner_class(stream, junit_report.RecordingTextResult)
         program = unittest.main(module=module, argv=argv, exit=False, testRunner=runner)
@@ -87,6 +92,17 @@ def run_tests(
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(0 if success else 1)
+
+
+def _prepare_forkserver() -> None:
+    """Fast start for per-test classes; the fork server (started early or now) preloads ``__main__``."""
+    from . import fast_start, forkserver
+
+    fast_start.enable_for_script()
+    try:
+        forkserver.publish()
+    except OSError as exc:  # the first process start publishes again, or falls back to spawn
+        sys.stderr.write(f"distlint.runtime: could not tell the fork server what to preload: {exc}\n")
 
 
 def _rank() -> int:

@@ -98,7 +98,10 @@ def decide_outcome(obs: Observation) -> Outcome:
             sections.append(f"{_ranks(unaccounted)} sent no result for {obs.test_id}")
         if obs.stopped:
             were = "was" if len(obs.stopped) == 1 else "were"
-            sections.append(f"{_ranks(obs.stopped)} {were} still running and {were} stopped; the pool was replaced")
+            sections.append(
+                f"{_ranks(obs.stopped)} {were} still running and {were} stopped; "
+                "the next test gets a fresh process group"
+            )
         only_assertions = not obs.deaths and not timed_out and not unaccounted and failed and all(
             res.status is Status.FAILED for res in failed.values()
         )

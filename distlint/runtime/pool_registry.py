@@ -21,6 +21,7 @@ import sys
 import threading
 from typing import Dict, List
 
+from . import forkserver
 from . import start_method as start_methods
 from .resolve import PoolConfig
 from .worker_pool import PoolStartError, PoolState, WorkerPool
@@ -43,7 +44,7 @@ def pool_for(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
     """A started pool for ``config``: the live one, or a new one replacing a broken one."""
     global _started
     with _lock:
-        _install_exit_hooks()
+        install_exit_hooks()
         pool = _pools.get(config)
         if pool is not None and pool.usable():
             _pools.move_to_end(config)
@@ -97,7 +98,7 @@ def live_pools() -> List[WorkerPool]:
 
 
 def shutdown_all(graceful: bool = True) -> None:
-    """Close every pool (bounded) and stop the fork server."""
+    """Close every pool (bounded) and stop the fork server, ending any fast-start rank still running."""
     with _lock:
         pools = list(_pools.values())
         _pools.clear()
@@ -106,7 +107,7 @@ def shutdown_all(graceful: bool = True) -> None:
             pool.close(graceful=graceful)
         except Exception as exc:  # noqa: BLE001 - keep closing the others
             _note(f"error closing {pool.describe()}: {exc!r}")
-    start_methods.stop_forkserver()
+    forkserver.stop()
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -119,7 +120,8 @@ def _on_sigterm(signum: int, frame: object) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _install_exit_hooks() -> None:
+def install_exit_hooks() -> None:
+    """At exit and on SIGTERM: close every pool and stop the fork server (and what it still runs).  Once."""
     global _hooks_installed, _previous_sigterm
     if _hooks_installed:
         return

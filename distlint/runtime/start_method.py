@@ -13,28 +13,20 @@ where it is known to be safe:
 
 ``DISTLINT_START_METHOD=spawn|forkserver`` overrides the choice.  If the fork
 server fails to start, the pool falls back to spawn for the rest of the run.
+The server itself (what it preloads, when it starts and stops) is
+:mod:`forkserver`'s.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 from . import environment
 
 START_METHOD_ENV = "DISTLINT_START_METHOD"
 SPAWN = "spawn"
 FORKSERVER = "forkserver"
-
-# Preloaded into the fork server: what every worker imports anyway.
-FORKSERVER_PRELOAD = ["torch", "torch.distributed", "distlint.runtime.worker"]
-
-# The fork server exits once no process holds its "alive" pipe, and every
-# process it forked holds one: a worker that is still running would keep
-# stop_forkserver() waiting forever.  After this long the server is killed.
-FORKSERVER_STOP_TIMEOUT_S = 5.0
 
 _forkserver_failed = False
 
@@ -73,45 +65,13 @@ def record_forkserver_failure() -> None:
     _forkserver_failed = True
 
 
+def forkserver_failed() -> bool:
+    """Whether the fork server failed earlier in this run (even where DISTLINT_START_METHOD forces it)."""
+    return _forkserver_failed
+
+
 def context(method: str):
+    """The multiprocessing context for ``method``; for the fork server, call :func:`forkserver.prepare` first."""
     import multiprocessing
 
-    ctx = multiprocessing.get_context(method)
-    if method == FORKSERVER:
-        ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
-    return ctx
-
-
-def stop_forkserver() -> None:
-    """Stop the fork server this process started, so no helper outlives the suite.  Bounded."""
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    stop = getattr(server, "_stop", None)  # private, present since Python 3.8
-    pid = getattr(server, "_forkserver_pid", None)
-    if stop is None or pid is None:
-        return
-    # _stop() closes the server's pipe and waits for it without a bound.
-    timeout_s = FORKSERVER_STOP_TIMEOUT_S
-    killer = threading.Timer(timeout_s, _kill_forkserver, args=(server, pid, timeout_s))
-    killer.daemon = True
-    killer.start()
-    try:
-        stop()
-    except Exception:  # noqa: BLE001 - best effort at exit
-        pass
-    finally:
-        killer.cancel()
-
-
-def _kill_forkserver(server: object, pid: int, timeout_s: float) -> None:
-    if getattr(server, "_forkserver_pid", None) != pid:
-        return  # it stopped (and was reaped) just now: the pid may belong to someone else
-    sys.stderr.write(
-        f"distlint.runtime: the fork server did not stop within {timeout_s:g} s "
-        "(a process it started is still running); killing it\n"
-    )
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+    return multiprocessing.get_context(method)

@@ -27,6 +27,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable, Dict, List, Optional
 
+from . import forkserver
 from . import start_method as start_methods
 from . import worker
 from .outcome import Observation, Outcome, Verdict, decide_outcome
@@ -180,7 +181,10 @@ class WorkerPool:
         """Start every rank and wait until each joined the PG, asked to skip, or failed."""
         self._dir = tempfile.mkdtemp(prefix="distlint-pool-")
         ctx = start_methods.context(self.start_method)
+        forked = self.start_method == start_methods.FORKSERVER
         try:
+            if forked:
+                forkserver.prepare()
             for rank in range(self.config.world_size):
                 spec = WorkerSpec(
                     rank=rank,
@@ -200,7 +204,10 @@ class WorkerPool:
                 process = ctx.Process(
                     target=worker.main, args=(spec, child_conn), name=f"distlint-rank{rank}", daemon=False
                 )
-                process.start()
+                if forked:
+                    forkserver.bounded_start(process.start)
+                else:
+                    process.start()
                 child_conn.close()  # so the dispatcher sees EOF when the worker goes
                 self._ranks.append(_Rank(rank, process, parent_conn, spec.stack_path, spec.output_path))
         except Exception as exc:  # noqa: BLE001 - e.g. the fork server could not start

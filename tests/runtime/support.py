@@ -147,6 +147,11 @@ def read_junit(path: Path) -> Dict[str, ReportedCase]:
     return cases
 
 
+def outcomes_of(report: Dict[str, ReportedCase]) -> Dict[str, str]:
+    """A read_junit() report as "Class.test" -> outcome only."""
+    return {name: case.outcome for name, case in report.items()}
+
+
 # ---- the process table (no psutil: /proc) ------------------------------------
 
 
@@ -189,8 +194,18 @@ def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
         time.sleep(0.1)
 
 
+# The folders a run makes in $TMPDIR: a pool's rendezvous folder, the fork server's manifest folder.
+RUN_DIR_PREFIXES = ("distlint-pool-", "distlint-forkserver-")
+
+
 def pool_dirs(tmpdir: Path) -> List[str]:
-    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("distlint-pool-"))
+    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith(RUN_DIR_PREFIXES))
+
+
+def assert_run_left_nothing(env: Dict[str, str]) -> None:
+    """After a subprocess run (env from subprocess_env): none of its processes alive, no folder of it left."""
+    assert wait_until_gone(env["DISTLINT_TEST_TOKEN"]) == [], "processes of the run are still alive"
+    assert pool_dirs(Path(env["TMPDIR"])) == [], "rendezvous or fork-server folders were left behind"
 
 
 def still_alive(pids: List[int], timeout: float = 15.0) -> List[int]:

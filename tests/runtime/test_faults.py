@@ -35,12 +35,18 @@ def pids_of(log, test):
 
 def test_the_leak_check_sees_the_processes_and_folders_it_checks(case_log, run_scope):
     # The check can fail: while a pool serves, its ranks (and the fork server,
-    # when used) carry this test's token and its rendezvous folder exists.
+    # when used) carry this test's token, its rendezvous folder exists (and the
+    # fork server's, when used).
     outcomes = run_classes(faults.FailThenPass)
     assert outcomes["FailThenPass.test_b_next_passes"].kind == "pass"
     serving = pids_of(case_log, "test_b_next_passes")
     assert len(serving) == 2 and set(serving.values()) <= set(processes_with_token(run_scope.token))
-    assert len(pool_dirs(run_scope.tmpdir)) == 1
+    folders = pool_dirs(run_scope.tmpdir)
+    assert len([name for name in folders if name.startswith("distlint-pool-")]) == 1
+    from distlint.runtime import pool_registry
+
+    forkserver_used = pool_registry.live_pools()[0].start_method == "forkserver"
+    assert len([name for name in folders if name.startswith("distlint-forkserver-")]) == int(forkserver_used)
     run_scope.assert_nothing_left()
     run_scope.assert_ranks_gone(serving)
 
@@ -48,9 +54,9 @@ def test_the_leak_check_sees_the_processes_and_folders_it_checks(case_log, run_s
 def test_the_leak_check_fails_on_a_worker_left_running_and_shutdown_stays_bounded(
     case_log, run_scope, monkeypatch, capsys
 ):
-    from distlint.runtime import pool_registry, start_method
+    from distlint.runtime import forkserver, pool_registry
 
-    monkeypatch.setattr(start_method, "FORKSERVER_STOP_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(forkserver, "STOP_TIMEOUT_S", 1.0)
     assert run_classes(faults.FailThenPass)["FailThenPass.test_b_next_passes"].kind == "pass"
     forkserver_used = bool(pool_registry.live_pools()) and pool_registry.live_pools()[0].start_method == "forkserver"
     # Drop the serving pool from the registry without closing it: its ranks leak.
@@ -129,7 +135,7 @@ def test_dead_rank_fails_the_test_at_once_naming_rank_and_cause(case_log, run_sc
     assert "in test_c_segfault" in segfault.message  # faulthandler's stack of the crash
     # Noticed at once, not at the 30 s deadline: within the grace period the
     # survivor either reported (gloo saw its peer's socket close) or was stopped.
-    survivor_ended = ("errored:", "was still running and was stopped; the pool was replaced")
+    survivor_ended = ("errored:", "was still running and was stopped; the next test gets a fresh process group")
     for died, survivor in ((exited, 0), (killed, 1), (segfault, 0)):
         assert any(f"rank {survivor} {how}" in died.message for how in survivor_ended), died.message
         assert "timed out" not in died.message

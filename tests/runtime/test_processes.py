@@ -18,6 +18,8 @@ import pytest
 
 from .cases.caselog import read
 from .support import (
+    assert_run_left_nothing,
+    outcomes_of,
     CASES,
     REPO,
     pool_dirs,
@@ -25,7 +27,6 @@ from .support import (
     read_junit,
     run_python,
     subprocess_env,
-    wait_until_gone,
 )
 
 CLI_CASE = str(CASES / "cli_case.py")
@@ -41,19 +42,12 @@ EXPECTED = {
 }
 
 
-def outcomes_of(report: dict) -> dict:
-    return {name: case.outcome for name, case in report.items()}
-
 
 def assert_cli_case_report(report: dict) -> None:
     assert outcomes_of(report) == EXPECTED
     assert "rank 1 expected zeros" in report["CliCase.test_fails_on_rank1"].text
     assert report["CliCase.test_skips_on_rank0"].message == "rank 0 skips"
 
-
-def assert_nothing_left(env) -> None:
-    assert wait_until_gone(env["DISTLINT_TEST_TOKEN"]) == [], "processes of the run are still alive"
-    assert pool_dirs(Path(env["TMPDIR"])) == [], "rendezvous directories were left behind"
 
 
 def run(name, args, tmp_path, cwd=REPO, **extra_env):
@@ -71,7 +65,7 @@ def test_python_file_runs_the_suite_and_leaves_no_process_or_file(tmp_path):
     assert report.exists(), output
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)
 
 
 def test_python_file_selects_tests_with_k_and_names(tmp_path):
@@ -83,7 +77,7 @@ def test_python_file_selects_tests_with_k_and_names(tmp_path):
     )
     assert outcomes_of(read_junit(report)) == {"CliOther.test_other_passes": "passed"}, output
     assert returncode == 0, output
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)
 
 
 def test_torchrun_runs_each_rank_in_its_launched_process_with_the_same_outcomes(tmp_path):
@@ -103,7 +97,7 @@ def test_torchrun_runs_each_rank_in_its_launched_process_with_the_same_outcomes(
     records = read(env["DISTLINT_CASE_LOG"])
     assert {e["rank"] for e in records} == {0, 1}
     assert len({e["pid"] for e in records}) == 2
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)
 
 
 def test_classes_run_under_python_m_pytest_and_python_m_unittest(tmp_path):
@@ -112,12 +106,12 @@ def test_classes_run_under_python_m_pytest_and_python_m_unittest(tmp_path):
     returncode, output, env = run("pytest", pytest_args, tmp_path, CASES)
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)
     report = tmp_path / "unittest.xml"
     returncode, output, env = run("unittest", [str(CASES / "unittest_main.py"), str(report), "-v", "cli_case"], tmp_path, CASES)
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)
 
 
 def _start_sleeper(tmp_path, runner_args):
@@ -166,4 +160,4 @@ def test_a_signal_mid_test_leaves_no_worker_and_no_rendezvous_file(tmp_path, sig
     assert proc.returncode != 0, output
     if signum == signal.SIGTERM:
         assert proc.returncode == -signal.SIGTERM  # still dies "of SIGTERM" for its parent
-    assert_nothing_left(env)
+    assert_run_left_nothing(env)

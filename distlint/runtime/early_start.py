@@ -1,0 +1,97 @@
+"""Start the fork server while ``python test_x.py`` is still importing, so torch loads on both cores at once.
+
+A test file run as a script imports ``distlint.runtime`` near its top (the
+``run_tests`` of its main block) and then spends seconds importing torch and
+torch's test helpers.  The fork server needs the same imports before it can
+fork a rank.  Started here, at the first import of ``distlint.runtime`` from the
+script's own top level, it imports them in parallel; what the script itself
+defines (``__main__``) follows once ``run_tests()`` publishes the manifest, and
+never before: a script that never runs its tests never has its top level run
+twice.
+
+Nothing happens (and nothing is imported) unless every condition holds: the
+import comes from ``__main__``'s module-level code; this is not a torchrun rank,
+a multiprocessing child or the fork server; ``DISTLINT_FAST_SPAWN`` and
+``DISTLINT_START_METHOD`` allow it; the fork server is safe here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+#: Set to 0 (or false/no/off) to turn fast start off: per-test classes spawn, nothing starts early.
+FAST_SPAWN_ENV = "DISTLINT_FAST_SPAWN"
+_OFF = {"0", "false", "no", "off"}
+
+
+def fast_spawn_disabled() -> bool:
+    return os.environ.get(FAST_SPAWN_ENV, "").strip().lower() in _OFF
+
+
+def _importer_frame():
+    """The frame whose code is importing ``distlint.runtime`` (import machinery and this package skipped)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        filename = frame.f_code.co_filename
+        if not (filename.startswith("<frozen") or name == "distlint.runtime" or name == __name__):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _in_child_or_server() -> bool:
+    if "distlint.runtime.forkserver_preload" in sys.modules:
+        return True  # the fork server, or a process it forked
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return False  # a multiprocessing child has imported multiprocessing before anything else
+    current = mp.current_process()
+    return mp.parent_process() is not None or bool(getattr(current, "_inheriting", False))
+
+
+def torch_imports_of(path: str) -> List[str]:
+    """The ``torch.*`` modules a script imports at its top level (read with ast; nothing is imported)."""
+    import ast
+
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: List[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            # "from torch.testing._internal import common_distributed" names a module too.
+            names += [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return [name for name in dict.fromkeys(names) if name == "torch" or name.startswith("torch.")]
+
+
+def from_main_module() -> Optional[bool]:
+    """Called by ``distlint/runtime/__init__.py``; starts the fork server if this is a script's own import."""
+    from .role import launched_by_torchrun
+
+    if fast_spawn_disabled() or launched_by_torchrun() or _in_child_or_server():
+        return None
+    if os.environ.get("DISTLINT_START_METHOD", "").strip().lower() == "spawn":
+        return None
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    frame = _importer_frame()
+    if not path or frame is None or frame.f_globals is not vars(main) or frame.f_code.co_name != "<module>":
+        return None
+    from . import forkserver
+
+    try:
+        started = forkserver.start(hints=torch_imports_of(path), defer=True)
+    except Exception:  # noqa: BLE001 - starting early is an optimisation: the first use starts it again
+        return None
+    from . import pool_registry
+
+    pool_registry.install_exit_hooks()  # at exit or on SIGTERM the server stops, after the pools
+    return started

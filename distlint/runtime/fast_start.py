@@ -1,0 +1,328 @@
+"""Fast start: torch's per-test ``MultiProcessTestCase`` ranks, forked from the preloaded fork server.
+
+torch's ``MultiProcessTestCase`` (and ``DTensorTestBase``, ``FSDPTest``,
+``DistributedTestBase``, ... and suites' own subclasses) starts fresh rank
+processes for every test with ``spawn``: each re-imports torch and torch's test
+helpers, seconds per test.  :func:`install` replaces the one method that picks
+the start method, ``MultiProcessTestCase._spawn_processes``, with one that hands
+torch's own ``_start_processes`` a process class forked from the fork server
+(:mod:`forkserver`), which has imported all of that once.  Everything else is
+torch's: ``_run``, ``_join_processes``, return-code checks,
+``skip_return_code_checks``, timeouts, skip exit codes.  Every test still gets
+fresh processes (a fork of a server that never runs a test) and a fresh PG.
+
+What a spawned rank would have that a forked one must be given:
+
+* the dispatcher's ``os.environ`` *as it is when the test starts* (a test's
+  ``setUp`` often sets variables just before spawning), applied before the
+  test module is unpickled, and ``TORCH_DISTRIBUTED_DEBUG`` re-read;
+* the dispatcher's current stdout/stderr file descriptors (pytest captures
+  them per test);
+* the start method torch set (``spawn``) as the rank's default.
+
+A forked rank ends as every process multiprocessing forks does, with
+``os._exit``: exit handlers (``atexit``) do not run in it.
+
+A test falls back to spawn, with a one-line note per reason, when: fast start is
+off (``DISTLINT_FAST_SPAWN=0``: silently), the fork server is unsafe here (see
+:mod:`start_method`) or failed, or a variable torch reads only at import
+(``TORCH_LOGS``, ``TORCHDYNAMO_*``, ...) differs from what the server imported torch with.
+A torch whose ``MultiProcessTestCase`` lacks the methods replaced here is left
+alone (spawn), with a note.  A rank of a test whose dispatcher dies exits too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+from multiprocessing import context as mp_context
+from multiprocessing import popen_forkserver  # Unix only, as the fork server is
+from typing import Any, Callable, Dict, Optional, Set
+
+from . import early_start, forkserver, start_method
+
+COMMON_DISTRIBUTED = "torch.testing._internal.common_distributed"
+#: What torch's own test modules import before any rank runs: preloaded when fast start is on.
+SUPPORT_MODULES = ("torch.testing._internal.common_utils", COMMON_DISTRIBUTED)
+#: The exit code of a fast-start rank whose dispatcher disappeared (as a pool worker's).
+EXIT_DISPATCHER_GONE = 70
+
+_original: Optional[Callable[..., Any]] = None
+_noted: Set[str] = set()
+_lock = threading.Lock()
+
+
+def _note_once(key: str, message: str) -> None:
+    with _lock:
+        if key in _noted:
+            return
+        _noted.add(key)
+    sys.stderr.write(f"distlint.runtime: fast start: {message}\n")
+    sys.stderr.flush()
+
+
+# ---- turning it on and off ----------------------------------------------------------
+
+
+def per_test_base() -> Optional[type]:
+    """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
+    module = sys.modules.get(COMMON_DISTRIBUTED)
+    return getattr(module, "MultiProcessTestCase", None)
+
+
+def shape_problem(base: type) -> Optional[str]:
+    """Why ``base`` is not the MultiProcessTestCase this module knows how to change, or None."""
+    spawn = inspect.getattr_static(base, "_spawn_processes", None)
+    start = inspect.getattr_static(base, "_start_processes", None)
+    if not callable(spawn) or not callable(start):
+        return "MultiProcessTestCase has no _spawn_processes/_start_processes"
+    try:
+        parameters = list(inspect.signature(start).parameters)
+    except (TypeError, ValueError):
+        return "MultiProcessTestCase._start_processes has no readable signature"
+    if len(parameters) != 2:
+        return f"MultiProcessTestCase._start_processes{inspect.signature(start)} does not take (self, proc)"
+    return None
+
+
+def install() -> bool:
+    """Make ``MultiProcessTestCase`` start its ranks from the fork server.  True if it now does.
+
+    A no-op (False) when fast start is off, when torch's test helpers are not
+    imported (then no per-test class exists), or for an unknown shape (a note).
+    """
+    global _original
+    if early_start.fast_spawn_disabled():
+        return False
+    base = per_test_base()
+    if base is None:
+        return False
+    if _original is not None:
+        return True
+    problem = shape_problem(base)
+    if problem is not None:
+        _note_once("shape", f"{problem} (unknown torch internals); per-test classes use spawn")
+        return False
+    from . import pool_registry
+
+    pool_registry.install_exit_hooks()  # SIGTERM stops the fork server and its ranks too
+    _original = base._spawn_processes
+    base._spawn_processes = _spawn_processes
+    return True
+
+
+def uninstall() -> None:
+    """Put torch's own ``_spawn_processes`` back."""
+    global _original
+    base = per_test_base()
+    if _original is not None and base is not None:
+        base._spawn_processes = _original
+    _original = None
+
+
+def installed() -> bool:
+    return _original is not None
+
+
+def spawn_reason() -> Optional[str]:
+    """Why the next per-test ranks must use spawn, or None to fork them from the server."""
+    method = start_method.choose_start_method()
+    if method != start_method.FORKSERVER:
+        reason = start_method.forkserver_unsafe_reason()
+        if os.environ.get(start_method.START_METHOD_ENV, "").strip().lower() == start_method.SPAWN:
+            return f"{start_method.START_METHOD_ENV}=spawn"
+        return reason or "the fork server failed earlier in this run"
+    return None
+
+
+# ---- the replacement ---------------------------------------------------------------
+
+
+def _spawn_processes(self: Any) -> None:
+    """``MultiProcessTestCase._spawn_processes`` with the fork server as the start method."""
+    if early_start.fast_spawn_disabled():
+        return _original(self)  # type: ignore[misc]
+    reason = spawn_reason()
+    if reason is not None:
+        _note_once(reason, f"{reason}; {self.id()} and later per-test classes use spawn")
+        return _original(self)  # type: ignore[misc]
+    import torch.multiprocessing
+
+    # What torch's own version does first: the rank's default start method stays spawn.
+    try:
+        torch.multiprocessing.set_start_method("spawn")
+    except RuntimeError:
+        pass
+    self._start_processes(FastStartProcess)
+
+
+class FastStartProcess(mp_context.ForkServerProcess):
+    """A rank process forked from the fork server, carrying what a spawned one would inherit."""
+
+    # Not 'forkserver': the child takes its default start method from the
+    # dispatcher (torch set 'spawn'), exactly as a spawned rank does.
+    _start_method = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # First in __dict__, so unpickled (and applied) before the target's module is imported.
+        self._distlint_handoff = _Handoff()
+        super().__init__(*args, **kwargs)
+
+    def start(self) -> None:
+        self._distlint_handoff.environ = dict(os.environ)
+        super().start()
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:  # noqa: N802 - multiprocessing's name
+        return _popen(process_obj)
+
+    def run(self) -> None:
+        # Like every process multiprocessing forks, the rank then leaves with os._exit:
+        # exit handlers do not run (torch's would spend 0.1-0.5 s un-registering its operator
+        # libraries in a process about to end).
+        _exit_with_dispatcher(self._parent_pid)
+        super().run()
+
+
+def _popen(process_obj: Any) -> Any:
+    """Fork from the server; if it cannot (died twice, hung, failed), spawn this and later ranks."""
+    from multiprocessing import popen_spawn_posix
+
+    if start_method.choose_start_method() == start_method.FORKSERVER:
+        try:
+            forkserver.prepare()
+            popen = forkserver.bounded_start(lambda: _fork_unless_env_changed(process_obj))
+        except forkserver.ForkServerFailed as error:
+            start_method.record_forkserver_failure()
+            _note_once("failed", f"{error}; ranks use spawn from now on")
+        else:
+            if popen is not None:
+                return popen
+    return popen_spawn_posix.Popen(process_obj)
+
+
+def _fork_unless_env_changed(process_obj: Any) -> Optional[Any]:
+    """Fork the rank from the server, or None when torch would see another import-time environment there."""
+    changed = forkserver.import_time_env_changed()
+    if changed:
+        names = ", ".join(changed)
+        _note_once(
+            f"env:{names}",
+            f"{names} differ(s) from what the fork server imported torch with (torch reads it at import); "
+            "ranks that start while it does use spawn",
+        )
+        return None
+    return _ForkServerPopen(process_obj)
+
+
+class _ForkServerPopen(popen_forkserver.Popen):
+    """multiprocessing's fork-server Popen, except when the server dies under a running rank.
+
+    multiprocessing then reports exit code 255 at once, for a rank that may
+    still be running: it would never be terminated (leaked) and the test would
+    fail early.  Here a rank that is still alive stays "running".
+    """
+
+    def poll(self, flag: int = os.WNOHANG) -> Optional[int]:
+        if self.returncode is None:
+            from multiprocessing import forkserver as mp_forkserver
+            from multiprocessing.connection import wait
+
+            if not wait([self.sentinel], 0 if flag == os.WNOHANG else None):
+                return None
+            try:
+                self.returncode = mp_forkserver.read_signed(self.sentinel)
+            except (OSError, EOFError):
+                if _alive(self.pid):
+                    _note_once("died-under-rank", "the fork server died while ranks ran; their exit codes are unknown")
+                    return None
+                self.returncode = 255
+        return self.returncode
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+# ---- the child's side --------------------------------------------------------------
+
+
+class _Handoff:
+    """Pickled with the process; unpickling it in the rank applies the dispatcher's state there."""
+
+    def __init__(self) -> None:
+        self.environ: Dict[str, str] = {}
+
+    def __reduce__(self):
+        from multiprocessing import reduction
+
+        # The dispatcher's stdout/stderr now (pytest swaps them per test), if open.
+        fds = []
+        for fd in (1, 2):
+            try:
+                os.fstat(fd)
+            except OSError:
+                fds.append(None)
+            else:
+                fds.append(reduction.DupFd(fd))
+        return _adopt, (self.environ, fds[0], fds[1])
+
+
+def _adopt(environ: Dict[str, str], stdout: Any, stderr: Any) -> _Handoff:
+    """In the rank, while it is unpickled (before the test's module is imported): the dispatcher's
+    environment and output."""
+    if environ:
+        os.environ.clear()
+        os.environ.update(environ)
+    for handle, target in ((stdout, 1), (stderr, 2)):
+        if handle is None:
+            continue
+        fd = handle.detach()
+        if fd != target:
+            os.dup2(fd, target)
+            os.close(fd)
+    dist = sys.modules.get("torch.distributed")
+    set_debug_level = getattr(dist, "set_debug_level_from_env", None)
+    if set_debug_level is not None:
+        set_debug_level()  # torch.distributed reads TORCH_DISTRIBUTED_DEBUG when imported
+    return _Handoff()
+
+
+def _exit_with_dispatcher(dispatcher_pid: int) -> None:
+    """End this rank if the dispatcher dies (SIGKILL included), so no rank outlives the run."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None)
+    if sentinel is None:
+        return
+
+    def watch() -> None:
+        wait([sentinel])
+        # The pipe also closes when the dispatcher merely drops its Process
+        # object; only a dispatcher that is gone ends the rank.
+        if not _alive(dispatcher_pid):
+            os._exit(EXIT_DISPATCHER_GONE)
+
+    threading.Thread(target=watch, name="distlint-watch-dispatcher", daemon=True).start()
+
+
+# ---- entry points -----------------------------------------------------------------
+
+
+def enable_for_script() -> bool:
+    """``run_tests()`` under ``python test_x.py``: fast start on; the fork server starts now if it has not."""
+    if not install():
+        return False
+    try:
+        forkserver.start(hints=SUPPORT_MODULES, defer=True)
+    except Exception:  # noqa: BLE001 - the first rank tries again, or falls back to spawn with a note
+        pass
+    return True

@@ -1,0 +1,421 @@
+"""Fast start (issue 11): torch's per-test MultiProcessTestCase ranks forked from the preloaded fork server.
+
+Whole-process runs of cases/per_test_case.py (torch's own MultiProcessTestCase,
+unchanged but for its main block) read outcomes from JUnit XML and where each
+rank ran from the case log: a fast-start rank's parent is the fork server, a
+spawned rank's is the dispatcher.  The fork server's faults (death, hang,
+environment drift) are driven in this process with trivial rank targets and a
+server that preloads no torch, so they cost milliseconds, not imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .cases import fast_targets
+from .cases.caselog import read
+from .support import (
+    assert_run_left_nothing,
+    outcomes_of,
+    CASES,
+    REPO,
+    alive,
+    processes_with_token,
+    read_junit,
+    run_python,
+    subprocess_env,
+)
+
+PER_TEST_CASE = str(CASES / "per_test_case.py")
+# What every way of running per_test_case.py reports, spawn or fast start ("Class.test" -> JUnit outcome).
+EXPECTED = {
+    "PerTestCase.test_a_changes_process_state": "passed",
+    "PerTestCase.test_abort_the_pg_and_start_another": "passed",
+    "PerTestCase.test_b_sees_fresh_process_state": "passed",
+    "PerTestCase.test_destroy_and_recreate_the_pg": "passed",
+    "PerTestCase.test_env_set_before_spawn_reaches_the_ranks": "passed",
+    "PerTestCase.test_exits_with_a_skip_code": "skipped",
+    # unittest counts torch's RuntimeError("Process 1 exited with error code 10 ...") as an error,
+    # pytest as a failure; the tests below say which runner they used.
+    "PerTestCase.test_fails_on_rank_1": "error",
+}
+# Run under spawn as well (each spawned rank imports torch: seconds per test), the tests whose
+# outcome depends on what a rank inherits: the environment its dispatcher set just before
+# starting it, and the pipe its traceback goes back through.  The rest is torch's own logic
+# on exit codes, the same whichever way the rank started.  The whole file under spawn gives
+# EXPECTED too (53 s here, too long for CI):
+#   DISTLINT_FAST_SPAWN=0 python tests/runtime/cases/per_test_case.py --junit-xml report.xml
+SPAWN_SUBSET = ("env_set_before_spawn", "fails_on_rank_1")
+
+
+
+def assert_same_details(report: dict) -> None:
+    if "PerTestCase.test_exits_with_a_skip_code" in report:
+        assert report["PerTestCase.test_exits_with_a_skip_code"].message == "Need at least 2 CUDA devices"
+    failure = report["PerTestCase.test_fails_on_rank_1"].text
+    assert "Process 1 exited with error code 10" in failure and "rank 1 disagrees" in failure
+
+
+
+def forkserver_usable_here() -> bool:
+    from distlint.runtime import start_method
+
+    return start_method.forkserver_unsafe_reason() is None
+
+
+def start(name, args, tmp_path, cwd=REPO, **extra_env):
+    """Start python with ``args`` in its own TMPDIR (tmp_path/name/tmp) and case log; (process, env)."""
+    (tmp_path / name).mkdir(exist_ok=True)
+    env = subprocess_env(tmp_path / name, DISTLINT_CASE_LOG=str(tmp_path / f"{name}.log"))
+    env.pop("DISTLINT_FAST_SPAWN", None)
+    env.update(extra_env)
+    proc = subprocess.Popen(
+        [sys.executable, *args], env=env, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    return proc, env
+
+
+def finish(proc, timeout=300):
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"the run did not end within {timeout} s (hang guard):\n{proc.communicate()[0][-3000:]}")
+
+
+# ---- whole runs with torch ---------------------------------------------------------
+
+
+def test_a_per_test_suite_keeps_every_outcome_with_fresh_ranks_from_the_fork_server(tmp_path):
+    # The spawn reference (a few tests: each spawned rank imports torch) runs beside the fast run.
+    fast, fast_env = start("fast", [PER_TEST_CASE, "--junit-xml", str(tmp_path / "fast.xml")], tmp_path)
+    select = [arg for part in SPAWN_SUBSET for arg in ("-k", part)]
+    spawned, spawn_env = start(
+        "spawn",
+        [PER_TEST_CASE, *select, "--junit-xml", str(tmp_path / "spawn.xml")],
+        tmp_path,
+        DISTLINT_FAST_SPAWN="0",
+    )
+    fast_output, spawn_output = finish(fast), finish(spawned)
+
+    fast_report = read_junit(tmp_path / "fast.xml")
+    assert outcomes_of(fast_report) == EXPECTED, fast_output
+    assert_same_details(fast_report)
+    spawn_report = read_junit(tmp_path / "spawn.xml")
+    assert outcomes_of(spawn_report) == {
+        name: outcome for name, outcome in EXPECTED.items() if any(part in name for part in SPAWN_SUBSET)
+    }, spawn_output
+    assert_same_details(spawn_report)
+    assert fast.returncode == spawned.returncode == 1
+
+    # Every test got two fresh processes; fast start forked them all from one server.
+    records = read(fast_env["DISTLINT_CASE_LOG"])
+    assert len(records) == 2 * len(EXPECTED) and len({r["pid"] for r in records}) == len(records)
+    assert {r["dispatcher"] for r in records} == {fast.pid}
+    if forkserver_usable_here():
+        (server,) = {r["ppid"] for r in records}
+        assert server != fast.pid
+    else:  # e.g. torch built with CUDA >= 12.8: spawn, and a note saying why
+        assert {r["ppid"] for r in records} == {fast.pid} and "fast start:" in fast_output
+    spawn_records = read(spawn_env["DISTLINT_CASE_LOG"])
+    assert spawn_records and all(r["ppid"] == r["dispatcher"] == spawned.pid for r in spawn_records)
+    assert_run_left_nothing(fast_env)
+    assert_run_left_nothing(spawn_env)
+
+
+def test_pytest_plugin_runs_per_test_classes_with_fast_start_in_every_xdist_worker(tmp_path):
+    report = tmp_path / "xdist.xml"
+    # The ini option (here from -o) turns it on as --distlint-fast-spawn does.
+    args = ["-m", "pytest", PER_TEST_CASE, "-q", "-p", "no:cacheprovider", "--noconftest", "-n", "2"]
+    proc, env = start("xdist", [*args, "-o", "distlint_fast_spawn=true", f"--junit-xml={report}"], tmp_path, CASES)
+    output = finish(proc)
+    expected = dict(EXPECTED, **{"PerTestCase.test_fails_on_rank_1": "failure"})  # pytest's word for it
+    assert outcomes_of(read_junit(report)) == expected, output
+    assert_same_details(read_junit(report))
+    assert proc.returncode == 1, output
+
+    records = read(env["DISTLINT_CASE_LOG"])
+    workers = {r["dispatcher"] for r in records}
+    assert len(workers) == 2, "both xdist workers ran tests"
+    servers = {worker: {r["ppid"] for r in records if r["dispatcher"] == worker} for worker in workers}
+    if forkserver_usable_here():
+        # One fork server per worker, never shared, never the worker itself.
+        assert all(len(ppids) == 1 for ppids in servers.values())
+        assert len(set.union(*servers.values())) == 2 and not set.union(*servers.values()) & workers
+    assert len({r["pid"] for r in records}) == len(records) == 2 * len(EXPECTED)
+    assert_run_left_nothing(env)
+
+
+def test_torchrun_a_failure_while_a_peer_waits_in_barrier_costs_seconds_and_the_class_goes_on(tmp_path):
+    # The class timeout is 600 s: without the fix rank 0 sits in the barrier until then, and
+    # this run's hang guard (180 s) fails the test.
+    reports = tmp_path / "torchrun-{rank}.xml"
+    case = str(CASES / "torchrun_failure_case.py")
+    args = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", case, "--junit-xml", str(reports)]
+    proc, env = start("torchrun", args, tmp_path, OMP_NUM_THREADS="1")
+    output = finish(proc, timeout=180)
+    assert proc.returncode != 0, output
+    for rank in (0, 1):
+        report = read_junit(Path(str(reports).replace("{rank}", str(rank))))
+        assert outcomes_of(report) == {
+            "BarrierAfterFailure.test_a_passes": "passed",
+            "BarrierAfterFailure.test_b_rank1_fails_while_rank0_waits_in_barrier": "failure",
+            "BarrierAfterFailure.test_c_runs_after_the_failure": "passed",
+        }, output
+        failure = report["BarrierAfterFailure.test_b_rank1_fails_while_rank0_waits_in_barrier"].text
+        assert "rank 1 fails before the barrier" in failure
+        assert "rank 0 was still running and was stopped" in failure
+    # The test after the failure ran on both launched processes.
+    ran_last = [r for r in read(env["DISTLINT_CASE_LOG"]) if r["test"] == "test_c_runs_after_the_failure"]
+    assert sorted(r["rank"] for r in ran_last) == [0, 1]
+
+
+def test_a_sigkilled_dispatcher_leaves_no_fast_start_rank_behind(tmp_path):
+    marker = tmp_path / "marker"
+    args = [PER_TEST_CASE, "-k", "test_a_changes_process_state"]
+    proc, env = start("killed", args, tmp_path, DISTLINT_CASE_MARKER=str(marker))
+    deadline = time.monotonic() + 120
+    while not all(os.path.exists(f"{marker}.{rank}") for rank in (0, 1)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the sleeping test never started:\n{proc.communicate()[0]}")
+        time.sleep(0.05)
+    ranks = [int(Path(f"{marker}.{rank}").read_text()) for rank in (0, 1)]
+    assert set(ranks) <= set(processes_with_token(env["DISTLINT_TEST_TOKEN"]))  # the check can fail
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert_run_left_nothing(env)
+
+
+# ---- the fork server's faults, in this process -----------------------------------
+
+
+@pytest.fixture
+def light_server(run_scope, monkeypatch):
+    """Fast start's process class on a fork server that preloads no torch (it starts in a blink)."""
+    from distlint.runtime import fast_start, forkserver, start_method
+
+    monkeypatch.setattr(forkserver, "BASE_PRELOAD", ("distlint.runtime.fast_start",))
+    monkeypatch.setattr(forkserver, "_server", forkserver._Server())
+    monkeypatch.setattr(start_method, "_forkserver_failed", False)
+    monkeypatch.setattr(fast_start, "_noted", set())
+    # No torch in this server, so nothing makes forking unsafe, whatever torch build is installed.
+    monkeypatch.setenv(start_method.START_METHOD_ENV, start_method.FORKSERVER)
+    yield forkserver
+    forkserver.stop()
+    run_scope.assert_nothing_left()
+
+
+def run_rank(path: Path, names=(), sleep_s=0.0, wait=True):
+    from distlint.runtime.fast_start import FastStartProcess
+
+    process = FastStartProcess(target=fast_targets.report, args=(str(path), tuple(names), sleep_s))
+    process.start()
+    if wait:
+        process.join(60)  # hang guard
+        assert process.exitcode == 0
+        return fast_targets.read(str(path))
+    return process
+
+
+def kill_and_wait(pid: int) -> None:
+    """SIGKILL ``pid`` and wait until it is dead (a zombie): a server that died, not one dying now."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_fork_server_that_dies_is_restarted_once_then_replaced_by_spawn(tmp_path, light_server, capfd):
+    first = run_rank(tmp_path / "1")
+    server = light_server.running_pid()
+    assert first["ppid"] == server
+    kill_and_wait(server)
+    second = run_rank(tmp_path / "2")
+    assert second["ppid"] == light_server.running_pid() != server
+    kill_and_wait(second["ppid"])
+    third = run_rank(tmp_path / "3")
+    assert third["ppid"] == os.getpid()  # spawned
+    err = capfd.readouterr().err
+    assert f"the fork server (pid {server}) died; starting a new one" in err
+    assert "died 2 times; ranks use spawn from now on" in err
+
+
+def test_a_fork_server_that_hangs_is_killed_at_the_bound_and_the_rank_spawns(
+    tmp_path, light_server, monkeypatch, capfd
+):
+    monkeypatch.setattr(light_server, "START_TIMEOUT_S", 1.0)
+    monkeypatch.setenv("DISTLINT_CASE_HANG", "1")  # the server inherits it and hangs importing the module
+    light_server.start(hints=["runtime.cases.hangs_on_import"], defer=False)
+    monkeypatch.delenv("DISTLINT_CASE_HANG")
+    hung = light_server.running_pid()
+    result = run_rank(tmp_path / "rank")
+    assert result["ppid"] == os.getpid()
+    assert not alive(hung)
+    err = capfd.readouterr().err
+    assert f"the fork server (pid {hung}) did not finish preloading within 1 s; killing it" in err
+    assert "ranks use spawn from now on" in err
+
+
+def test_ranks_take_the_dispatchers_environment_as_it_is_when_they_start(
+    tmp_path, light_server, monkeypatch, capfd
+):
+    monkeypatch.setenv("DISTLINT_CASE_STALE", "server")
+    light_server.start(defer=False)
+    monkeypatch.delenv("DISTLINT_CASE_STALE")
+    monkeypatch.setenv("DISTLINT_CASE_FRESH", "dispatcher")
+    names = ("DISTLINT_CASE_STALE", "DISTLINT_CASE_FRESH")
+    forked = run_rank(tmp_path / "forked", names)
+    assert forked["ppid"] == light_server.running_pid()
+    assert forked["env"] == {"DISTLINT_CASE_STALE": None, "DISTLINT_CASE_FRESH": "dispatcher"}
+    # A variable torch reads only at import, set after the server imported torch: this rank spawns.
+    monkeypatch.setenv("TORCHDYNAMO_DISTLINT_PROBE", "1")
+    spawned = run_rank(tmp_path / "spawned", names)
+    assert spawned["ppid"] == os.getpid() and spawned["env"] == forked["env"]
+    err = capfd.readouterr().err
+    assert "TORCHDYNAMO_DISTLINT_PROBE differ(s) from what the fork server imported torch with" in err
+
+
+def test_a_rank_that_outlives_its_fork_server_is_still_running_not_exited(tmp_path, light_server, capfd):
+    process = run_rank(tmp_path / "rank", sleep_s=2.0, wait=False)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "rank").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    kill_and_wait(light_server.running_pid())
+    # multiprocessing alone would now report exit code 255 for a rank that still runs, and never stop it.
+    assert process.exitcode is None and process.is_alive()
+    process.join(30)
+    while process.exitcode is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.exitcode == 255  # ended; its real code died with the server
+    assert "the fork server died while ranks ran" in capfd.readouterr().err
+
+
+# ---- turning it on ------------------------------------------------------------------
+
+
+def test_an_unknown_multiprocesstestcase_shape_means_spawn_and_a_note(monkeypatch, capsys):
+    import types
+
+    from distlint.runtime import fast_start
+
+    monkeypatch.setattr(fast_start, "_noted", set())
+    no_start = {"_spawn_processes": lambda self: None}
+    start_without_proc = dict(no_start, _start_processes=lambda self: None)
+    for body in (no_start, start_without_proc):
+        base = type("MultiProcessTestCase", (), dict(body))
+        module = types.SimpleNamespace(MultiProcessTestCase=base)
+        monkeypatch.setitem(sys.modules, fast_start.COMMON_DISTRIBUTED, module)
+        assert fast_start.install() is False and not fast_start.installed()
+        assert vars(base)["_spawn_processes"] is body["_spawn_processes"]  # untouched
+    assert "(unknown torch internals); per-test classes use spawn" in capsys.readouterr().err
+    monkeypatch.undo()
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+    assert fast_start.shape_problem(MultiProcessTestCase) is None  # the torch here is the known shape
+
+
+def test_early_start_only_for_a_scripts_own_top_level_import(tmp_path):
+    probe = "import json, sys\nfrom distlint.runtime import forkserver\nprint(json.dumps(forkserver.running_pid()))\n"
+    top = tmp_path / "top.py"
+    top.write_text("import distlint.runtime\n" + probe)
+    nested = tmp_path / "nested.py"
+    nested.write_text("def load():\n    import distlint.runtime\nload()\n" + probe)
+    env = subprocess_env(tmp_path)
+    env.pop("DISTLINT_FAST_SPAWN", None)
+    env.pop("DISTLINT_START_METHOD", None)
+
+    def server_pid(script, **extra):
+        proc = run_python([str(script)], dict(env, **extra), timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.splitlines()[-1])
+
+    started = server_pid(top)
+    assert isinstance(started, int) if forkserver_usable_here() else started is None
+    assert server_pid(nested) is None
+    assert server_pid(top, DISTLINT_FAST_SPAWN="0") is None
+    assert_run_left_nothing(env)  # the unused server was stopped at exit
+
+
+def test_early_start_hints_are_the_torch_modules_a_script_imports(tmp_path):
+    from distlint.runtime.early_start import torch_imports_of
+
+    script = tmp_path / "t.py"
+    script.write_text(
+        "import os\nimport torch.distributed as dist\nfrom torch.testing._internal import common_utils\n"
+        "from .local import x\nif True:\n    import torch._dynamo\n"
+    )
+    assert torch_imports_of(str(script)) == [
+        "torch.distributed",
+        "torch.testing._internal",
+        "torch.testing._internal.common_utils",
+    ]
+    assert torch_imports_of(str(tmp_path / "missing.py")) == []
+
+
+def test_the_plugin_is_registered_and_costs_no_torch_import_when_off(pytestconfig, tmp_path):
+    from distlint.runtime import pytest_plugin
+
+    assert pytestconfig.pluginmanager.hasplugin("distlint")  # the pytest11 entry point
+    assert not pytest_plugin.requested(pytestconfig)
+    code = (
+        "import json, sys, distlint.runtime.pytest_plugin\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'numpy'})))"
+    )
+    proc = run_python(["-c", code], subprocess_env(tmp_path), timeout=60)
+    assert json.loads(proc.stdout) == [], proc.stderr
+
+
+class _Config:
+    def __init__(self, flag=False, ini=False, workerinput=None, numprocesses=None):
+        self._flag, self._ini = flag, ini
+        self.option = type("Option", (), {"numprocesses": numprocesses})()
+        if workerinput is not None:
+            self.workerinput = workerinput
+        self.registered = []
+        self.pluginmanager = type("PM", (), {"register": lambda _, plugin, name: self.registered.append(name)})()
+
+    def getoption(self, name, default=None):
+        return self._flag
+
+    def getini(self, name):
+        return self._ini
+
+
+def test_fast_start_is_asked_for_by_flag_or_ini_and_forced_off_by_the_environment(monkeypatch, capsys):
+    from distlint.runtime import pytest_plugin
+
+    assert pytest_plugin.requested(_Config(flag=True)) and pytest_plugin.requested(_Config(ini=True))
+    assert not pytest_plugin.requested(_Config())
+    assert pytest_plugin.xdist_controller(_Config(numprocesses=2))
+    assert not pytest_plugin.xdist_controller(_Config(numprocesses=2, workerinput={}))
+    monkeypatch.setenv("DISTLINT_FAST_SPAWN", "0")
+    config = _Config(flag=True)
+    pytest_plugin.pytest_configure(config)
+    assert config.registered == []
+    assert "fast start is off (DISTLINT_FAST_SPAWN=0)" in capsys.readouterr().err
+
+
+def test_xdist_workers_get_equal_disjoint_shares_of_the_gpus(monkeypatch):
+    from distlint.runtime.pytest_plugin import assign_gpus_to_xdist_worker, split_devices, visible_gpus
+
+    eight = [str(i) for i in range(8)]
+    shares = [split_devices(eight, worker, 4) for worker in range(4)]
+    assert shares == [["0", "1"], ["2", "3"], ["4", "5"], ["6", "7"]]
+    assert split_devices(["3", "5", "6"], 1, 2) == ["5"]  # the odd one out is left unused
+    assert split_devices(["0"], 0, 2) is None  # fewer GPUs than workers: no equal share
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "4, 6"}) == ["4", "6"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    assert assign_gpus_to_xdist_worker() == ["2", "3"] and os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert assign_gpus_to_xdist_worker() is None  # not an xdist worker: left alone
