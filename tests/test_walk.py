@@ -8,7 +8,7 @@ from typing import List
 import libcst as cst
 import pytest
 
-from distlint.analysis.walk import INERT, code_children, statement_nodes
+from distlint.analysis.walk import INERT, code_children, kind_test, statement_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
@@ -115,3 +115,13 @@ def test_statement_nodes_are_every_node_outside_expressions(path):
     assert {id(n) for n in found} == {id(n) for n in expected} and len(found) == len(expected)
     if path is None:  # the constructs' assignments and definitions are among them
         assert any(isinstance(n, cst.AssignTarget) for n in found) and any(isinstance(n, cst.FunctionDef) for n in found)
+
+
+@pytest.mark.parametrize("classes", [(cst.BaseStatement,), (cst.For, cst.While), (cst.BaseExpression, cst.Param),
+                                     (cst.Call, cst.SimpleStatementLine)], ids=lambda c: "+".join(k.__name__ for k in c))
+def test_kind_test_answers_as_isinstance(classes):
+    test = kind_test(*classes)
+    nodes = _libcst_order(cst.parse_module(CONSTRUCTS))
+    for _ in range(2):  # the second round answers from the cache
+        assert [test(n) for n in nodes] == [isinstance(n, classes) for n in nodes]
+    assert any(test(n) for n in nodes) and not all(test(n) for n in nodes)

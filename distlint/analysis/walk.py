@@ -21,7 +21,7 @@ field order except for the few node types in :data:`_VISIT_ORDER`;
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterator, List, Tuple
+from typing import Callable, Dict, Iterator, List, Tuple
 
 import libcst as cst
 
@@ -131,3 +131,23 @@ def statement_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             continue
         yield current
         stack.extend(code_children(current))
+
+
+def kind_test(*classes: type) -> Callable[[object], bool]:
+    """``isinstance(node, classes)``, answered from a per-type cache.
+
+    libcst's node classes are ABCs: ``isinstance`` against one that is not the node's own
+    type goes through ``ABCMeta.__instancecheck__`` (a few microseconds each), and the
+    walks ask it for every node they pass (in one profile, 1.35 M such checks were a sixth
+    of a per-test-spawn file's CPU).
+    """
+    cache: Dict[type, bool] = {}
+
+    def test(node: object) -> bool:
+        kind = type(node)
+        answer = cache.get(kind)
+        if answer is None:
+            answer = cache[kind] = issubclass(kind, classes)
+        return answer
+
+    return test
