@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -43,7 +42,9 @@ Span = Tuple[int, int, int, int]
 @dataclass
 class _OffsetCodegenState(CodegenState):
     offset: int = 0
-    ranges: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+    #: ``id(node)`` -> its (start, end) offsets. Keyed by id: a libcst node's ``__hash__`` is
+    #: Python code, and code generation records every node of what it generates.
+    ranges: Dict[int, Tuple[int, int]] = field(default_factory=dict)
     stack: List[int] = field(default_factory=list)
     popped: str = ""
 
@@ -67,22 +68,36 @@ class _OffsetCodegenState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self.stack.pop()
-        if node not in self.ranges:  # a syntactic range, recorded first, wins
-            self.ranges[node] = (start, self.offset)
+        key = id(node)
+        if key not in self.ranges:  # a syntactic range, recorded first, wins
+            self.ranges[key] = (start, self.offset)
 
-    @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None:
-                start = self.ranges[start_node][0]
-            if end_node is not None:
-                end = self.ranges[end_node][1]
-            self.ranges[node] = (start, end)
+                                  end_node: Optional[cst.CSTNode] = None) -> "_SyntacticRange":
+        return _SyntacticRange(self, node, start_node, end_node)
+
+
+class _SyntacticRange:
+    """What libcst's ``record_syntactic_position`` context manager does, as a plain class
+    (a ``@contextmanager`` generator per node cost more than the rest of the recording)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _OffsetCodegenState, node: cst.CSTNode, start_node: Optional[cst.CSTNode],
+                 end_node: Optional[cst.CSTNode]) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc_info: object) -> None:
+        state = self.state
+        start, end = self.start, state.offset
+        if self.start_node is not None:
+            start = state.ranges[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.ranges[id(self.end_node)][1]
+        state.ranges[id(self.node)] = (start, end)
 
 
 def _line_starts(code: str) -> List[int]:
@@ -90,7 +105,7 @@ def _line_starts(code: str) -> List[int]:
     return [match.end() for match in _NEWLINE.finditer(code)]
 
 
-def _spans(ranges: Dict[cst.CSTNode, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str,
+def _spans(ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str,
            base: int = 0) -> Dict[cst.CSTNode, Span]:
     line_starts = _line_starts(code)
 
@@ -100,7 +115,7 @@ def _spans(ranges: Dict[cst.CSTNode, Tuple[int, int]], wanted: Iterable[cst.CSTN
 
     spans: Dict[cst.CSTNode, Span] = {}
     for node in wanted:
-        start, end = ranges[node]
+        start, end = ranges[id(node)]
         spans[node] = (*line_column(base + start), *line_column(base + end))
     return spans
 
@@ -139,12 +154,12 @@ def _spans_by_statement(module: cst.Module, wanted: List[cst.CSTNode], code: str
     line without its newline), makes the caller fall back to the whole module.
     """
     remaining = {id(node) for node in wanted}
-    ranges: Dict[cst.CSTNode, Tuple[int, int]] = {}
+    ranges: Dict[int, Tuple[int, int]] = {}
     if id(module) in remaining:
         remaining.discard(id(module))
         if not module.has_trailing_newline:
             return None  # the module's range counts the newline libcst adds and drops again
-        ranges[module] = (0, len(code))
+        ranges[id(module)] = (0, len(code))
     for statement in module.body:
         if not remaining:
             break
@@ -155,10 +170,10 @@ def _spans_by_statement(module: cst.Module, wanted: List[cst.CSTNode], code: str
         start = code.find(text)
         if start < 0 or state.popped or code.find(text, start + 1) >= 0:
             return None
-        for node, (begin, end) in state.ranges.items():
-            if id(node) in remaining:
-                remaining.discard(id(node))
-                ranges[node] = (start + begin, start + end)
+        for key in [key for key in remaining if key in state.ranges]:
+            remaining.discard(key)
+            begin, end = state.ranges[key]
+            ranges[key] = (start + begin, start + end)
     if remaining:
         return None
     return _spans(ranges, wanted, code)
