@@ -594,7 +594,10 @@ if __name__ == "__main__":
     (CLEAN, Config(require_main="always")),
     ((MAIN_FIXTURES / "test_model_parallel_pytest.py").read_text(), Config()),
     ((MAIN_FIXTURES / "test_jit_fuser_legacy.py").read_text(), Config()),
-], ids=["clean", "clean-always", "torchrec-pytest", "raises"])
+    # Calls of its own helpers at import, but no runner's name anywhere (torch's common_*.py).
+    ("import torch\n\ndef make_ops():\n    return []\n\nOPS = make_ops()\n\nclass Helper:\n    pass\n",
+     Config()),
+], ids=["clean", "clean-always", "torchrec-pytest", "raises", "own-helpers-at-import"])
 def test_prescreen_keeps_ordinary_files_away_from_libcst(source, config):
     screen = PreScreen(source.encode(), "test_x.py")
     assert [rule.code for rule in DL1_RULES if rule.may_report(screen, config)] == []

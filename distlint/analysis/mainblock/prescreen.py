@@ -182,6 +182,19 @@ def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShap
     return per_screen[key]
 
 
+def may_run_tests_at_import(screen: "PreScreen", config: "Config") -> bool:
+    """DL104's pre-screen: a call at import that may be (or may reach) a runner, and a runner's
+    name in the file. The libcst analysis only counts a call as a runner when its name, or
+    what an import or assignment of this file binds it to, is a runner's (``run_tests``,
+    ``unittest.main``...), and each of those spells the runner's last name component in the
+    file: a file without any of them runs no tests at import, whatever its local functions
+    do (torch's 1.4 MB ``common_methods_invocations.py`` calls its own helpers at import)."""
+    shape = screened_shape(screen, config)
+    if shape is None:
+        return True
+    return shape.may_run_at_import and screen.has_any_word({last_component(r) for r in all_runners(config.runners)})
+
+
 def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
     """Conservative: a convention runner's name occurs in the file (every import or use
     of one spells its last name component)."""
