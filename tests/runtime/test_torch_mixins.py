@@ -48,3 +48,12 @@ def test_fsdp_base_skips_without_an_accelerator_per_rank(case_log):
     assert [v.kind for v in outcomes.values()] == ["skip"]
     assert "CUDA device" in next(iter(outcomes.values())).message
     assert read(case_log) == []
+
+
+def test_local_tensor_twin_of_a_continuous_class_runs_in_this_process(case_log):
+    import os
+
+    outcomes = run_classes(cases.LocalSourceWithLocalTensor)
+    assert {k: v.kind for k, v in outcomes.items()} == {
+        "LocalSourceWithLocalTensor.test_in_local_tensor_mode": "pass"}, {k: v.message for k, v in outcomes.items()}
+    assert cases.LOCAL_RUNS == [(os.getpid(), True)]

@@ -7,7 +7,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from torch.distributed.tensor import _random as dtensor_random
-from torch.testing._internal.distributed._tensor.common_dtensor import NUM_DEVICES, DTensorTestMixin
+from torch.testing._internal.distributed._tensor.common_dtensor import (
+    NUM_DEVICES, DTensorTestMixin, LocalDTensorContinuousTestBase, create_local_tensor_test_class,
+)
 
 from distlint.runtime import MultiProcContinuousTest
 from distlint.runtime.torch_dtensor import DTensorContinuousTest
@@ -59,6 +61,22 @@ class DTensorHelpers(DTensorContinuousTest):
     def test_random_op_tracker_starts_empty(self):
         # Runs after the test above (alphabetical order): its tracker must be gone, as in a fresh rank.
         record(self, tracker=dtensor_random._rng_tracker is not None)
+
+
+LOCAL_RUNS = []  # (pid, local tensor mode): this class runs in the process that runs the test
+
+
+class LocalSource(DTensorContinuousTest):
+    def test_in_local_tensor_mode(self):
+        mesh = self.build_device_mesh()
+        tensor = distribute_tensor(torch.arange(8.0), mesh, [Shard(0)])
+        self.assertEqual(tensor.full_tensor(), torch.arange(8.0))
+        LOCAL_RUNS.append((os.getpid(), self.is_local_tensor_enabled))
+
+
+# torch's own shape for a continuous class's local-tensor twin: every rank simulated in this process.
+LocalSourceWithLocalTensor = create_local_tensor_test_class(
+    LocalSource, base_class=LocalDTensorContinuousTestBase)
 
 
 class FSDPHelpers(FSDPContinuousTest):
