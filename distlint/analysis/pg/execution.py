@@ -25,6 +25,21 @@ PER_TEST_BASES = frozenset({"DistributedTestBase", "DynamoDistributedMultiProcTe
                             "DTensorTestBase"})
 #: Per-test bases whose worker creates the PG itself before every test (no call in the test).
 BASE_RUN_PG = frozenset({"FSDPTest"})
+#: The per-test bases ``distlint migrate`` moves tests from (``MultiProcessTestCase`` is the
+#: fifth: its classes spawn in their own ``setUp``).
+MIGRATABLE_PER_TEST_BASES = frozenset({"DTensorTestBase", "FSDPTest", "DistributedTestBase",
+                                       "DynamoDistributedMultiProcTestCase"})
+#: Per-test bases that pick the PG's backend themselves (the device's default): their classes
+#: need no backend literal for the continuous class.
+BASE_CHOOSES_BACKEND = frozenset({"DTensorTestBase", "FSDPTest"})
+#: Members each base uses to build or tear down the per-test PG: a class that overrides one
+#: builds another PG than the continuous counterpart would.
+BASE_PG_MEMBERS = {
+    "DTensorTestBase": ("backend", "init_pg", "destroy_pg", "_run"),
+    "FSDPTest": ("_run", "init_method", "destroy_pg_upon_exit"),
+    "DistributedTestBase": ("backend", "_run"),
+    "DynamoDistributedMultiProcTestCase": ("backend", "_run"),
+}
 CONTINUOUS_BASES = frozenset({"MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase",
                               "LocalDTensorContinuousTestBase", "FSDPTestContinuous", "C10dTorchCommsTestBase"})
 THREADED_BASES = frozenset({"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase",
