@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 import unittest
+from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch.testing._internal.common_fsdp import DEVICE_COUNT, DISTRIBUTED_BACKEND, FSDPTestMixin
 
 from .continuous import MultiProcContinuousTest
+from .resolve import ClassPlan, declared_world_size
 from .role import Role, current_role
 from .skips import gpu_skip
 
@@ -38,12 +40,17 @@ class FSDPContinuousTest(FSDPTestMixin, MultiProcContinuousTest):
     @classmethod
     def setUpClass(cls) -> None:
         if current_role() is not Role.WORKER:
-            # FSDPTest._run: fewer accelerators than ranks -> every test skips (even on CPU).
-            if torch.accelerator.device_count() < cls.world_size:
-                raise unittest.SkipTest(gpu_skip(cls.world_size).message)
             # FSDPTest.setUp sets this before spawning: NCCL's workCleanupLoop makes tests flaky.
             os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
         super().setUpClass()
+
+    def _test_plan(self, body: Any) -> ClassPlan:
+        # FSDPTest._run: fewer accelerators than ranks -> each test skips (even on CPU), with
+        # the "multi-gpu-N" skip; decided here, before any rank starts.
+        world_size = declared_world_size(type(self)) or DEVICE_COUNT  # a class attribute or a property
+        if torch.accelerator.device_count() < world_size:
+            raise unittest.SkipTest(gpu_skip(world_size).message)
+        return super()._test_plan(body)
 
     @property
     def process_group(self) -> dist.ProcessGroup:
