@@ -41,6 +41,7 @@ BASE_PG_MEMBERS = {
     "DynamoDistributedMultiProcTestCase": ("backend", "_run"),
 }
 CONTINUOUS_BASES = frozenset({"MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase",
+                              "DTensorContinuousTest", "FSDPContinuousTest",  # distlint.runtime's forms
                               "LocalDTensorContinuousTestBase", "FSDPTestContinuous", "C10dTorchCommsTestBase"})
 THREADED_BASES = frozenset({"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase",
                             "FSDPTestMultiThread"})
