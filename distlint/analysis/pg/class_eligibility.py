@@ -19,8 +19,8 @@ from typing import Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from distlint.analysis.pg.execution import (
-    BASE_CHOOSES_BACKEND, BASE_PG_MEMBERS, CONTINUOUS_BASES, MIGRATABLE_PER_TEST_BASES, NOT_TARGET_BASES,
-    PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_function, external_base_names,
+    BASE_CHOOSES_BACKEND, BASE_PG_ATTRIBUTES, BASE_PG_MEMBERS, CONTINUOUS_BASES, MIGRATABLE_PER_TEST_BASES, NOT_TARGET_BASES,
+    PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_attribute, class_function, external_base_names,
 )
 from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
 from distlint.analysis.names import QualifiedNames
@@ -171,6 +171,13 @@ def _override_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNam
             owner, function = found
             where = "" if owner is cls.node else f" (in {owner.name.value})"
             return [Ineligibility(Reason.BASE_OVERRIDE, function, f"{member}{where}; {cls.per_test_base} uses it")]
+    for attribute in BASE_PG_ATTRIBUTES.get(cls.per_test_base, ()):
+        assigned = class_attribute(table, names, cls.node, attribute)
+        if assigned is not None:
+            owner, statement = assigned
+            where = "" if owner is cls.node else f" (in {owner.name.value})"
+            return [Ineligibility(Reason.BASE_OVERRIDE, statement, f"`{first_line(statement)}`{where}; "
+                                                                  f"{cls.per_test_base} builds its PG from it")]
     return []
 
 
