@@ -1,9 +1,10 @@
 """``distlint migrate``: move eligible per-test-spawn tests into continuous test classes.
 
-For every class whose ``setUp`` spawns workers for each test (``MultiProcessTestCase``),
+For every class that spawns workers for each test (``MultiProcessTestCase``,
+``DTensorTestBase``, ``FSDPTest``, ``DistributedTestBase``: :mod:`distlint.codemods.bases`),
 the tests the shared PG analysis (:mod:`distlint.analysis.pg`) finds eligible move to a
-new class ``<Class><Suffix>`` right after it, deriving from ``MultiProcContinuousTest``
-(``distlint.runtime``'s, or torch's with ``runtime="torch"``): their store and PG
+new class ``<Class><Suffix>`` right after it, deriving from that base's continuous
+counterpart (``distlint.runtime``'s, or torch's with ``runtime="torch"``): their store and PG
 creation become the class's shared ``self.pg``, their trailing ``destroy_process_group()``
 (and a ``try/finally`` that only existed for it) go, and the class carries the world
 size, backend, timeout and ``opts()`` the tests used. :mod:`distlint.codemods.plan`
