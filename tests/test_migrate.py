@@ -663,7 +663,8 @@ def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
     ''')
     assert not result.changed
     [entry] = result.report.classes[0].left
-    assert entry.code == "rewrite" and "with _dynamo_dist_per_rank_init" in entry.text
+    # The analysis says it (DL201 too): the context manager sets up more than the PG.
+    assert entry.code == "unresolved-pg" and "with _dynamo_dist_per_rank_init" in entry.text
 
 
 SPAWNING_CLASS = '''
