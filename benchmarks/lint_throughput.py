@@ -12,6 +12,9 @@ imports included), given the same files through an ``@paths`` file, as lintrunne
 * one file    - the baseline and ``distlint check --no-cache`` on one file alone (what a
                 pre-commit hook does for a one-file change): the median-size file and
                 the largest one;
+* other       - with ``--other DIR``: ``distlint check --no-cache`` (default jobs, and on one file) run
+                from another copy of the package (``DIR/distlint``, e.g. ``git archive main distlint``
+                unpacked there): an earlier version measured side by side with this one;
 * ast floor   - stdlib ``ast.parse`` of every file in this process, one core: the least
                 any Python linter pays to read the files (CPU seconds; informational).
 
@@ -29,7 +32,7 @@ The corpus is generated (``lint_corpus.py``, seeded: ``--files`` test modules) u
 written into it (the cache lives in a temporary folder).
 
 Usage: python benchmarks/lint_throughput.py [--files 1000] [--repeat 3] [--corpus DIR] [--pattern GLOB]
-                                            [--select CODES] [--per-kind N]
+                                            [--select CODES] [--per-kind N] [--other DIR]
 """
 
 from __future__ import annotations
@@ -118,9 +121,11 @@ def findings(json_output: str) -> Tuple[Tuple[str, int, int, str], ...]:
 class Bench:
     """The variants of one benchmark run and the commands behind them."""
 
-    def __init__(self, corpus: Path, paths: List[Path], work: Path, select: Optional[str]) -> None:
+    def __init__(self, corpus: Path, paths: List[Path], work: Path, select: Optional[str],
+                 other: Optional[Path] = None) -> None:
         self.corpus, self.paths, self.work = corpus, paths, work
         self.env = snapshot_distlint(work / "snapshot")
+        self.other_env = {**os.environ, "PYTHONPATH": str(other.resolve())} if other else None
         self.argfile = work / "paths.txt"
         self.argfile.write_text("".join(f"{p}\n" for p in paths))
         self.cache = work / "cache"
@@ -141,9 +146,10 @@ class Bench:
         if everything:
             self.baseline_messages.add(len(out.splitlines()))
 
-    def distlint(self, label: str, target: str, *flags: str, compare_to: str = BASELINE_LABEL) -> None:
+    def distlint(self, label: str, target: str, *flags: str, compare_to: str = BASELINE_LABEL,
+                 env: Optional[Dict[str, str]] = None) -> None:
         command = [sys.executable, "-m", "distlint", "check", "--format", "json", *self.select, *flags, target]
-        wall, cpu, out = timed_process(command, self.corpus, self.env, (0, 1))
+        wall, cpu, out = timed_process(command, self.corpus, env or self.env, (0, 1))
         files = len(self.paths) if target.startswith("@") else 1
         self.variant(label, files, compare_to).add(wall, cpu)
         if target.startswith("@"):
@@ -166,6 +172,9 @@ class Bench:
             ("fill + warm", fill_then_warm),
             ("ast floor", self.ast_floor),
         ]
+        if self.other_env:
+            units.append(("other", lambda: self.distlint("other distlint cold --no-cache (default jobs)", everything,
+                                                         "--no-cache", env=self.other_env)))
         for name, path in self.single.items():
             units.append((f"one {name}", lambda name=name, path=path: self.one_file(name, path)))
         return units
@@ -175,6 +184,9 @@ class Bench:
         base_label = f"baseline, one file ({name}, {path.stat().st_size / 1e3:.1f} KB)"
         self.baseline(str(path), base_label)
         self.distlint(f"distlint --no-cache, one file ({name})", str(path), "--no-cache", compare_to=base_label)
+        if self.other_env:
+            self.distlint(f"other distlint --no-cache, one file ({name})", str(path), "--no-cache",
+                          compare_to=base_label, env=self.other_env)
 
     def ast_floor(self) -> None:
         start = time.process_time()
@@ -250,6 +262,8 @@ def main() -> int:
     parser.add_argument("--pattern", action="append", help="with --corpus: file globs (default test_*.py)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of every variant, interleaved (default 3)")
     parser.add_argument("--select", help="distlint's --select (default: the default rules)")
+    parser.add_argument("--other", type=Path, metavar="DIR",
+                        help="also run the distlint package in DIR/distlint (an earlier version), interleaved")
     parser.add_argument("--per-kind", type=int, default=0, metavar="N",
                         help="also compare the CPU cost per file kind, baseline vs distlint, on N files of each")
     args = parser.parse_args()
@@ -273,7 +287,7 @@ def main() -> int:
               f"(median {statistics.median(sizes) / 1e3:.1f} KB) in {corpus} ({mix})")
         print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
               f"{os.getloadavg()[0]:.1f} at the start", flush=True)
-        bench = Bench(corpus, paths, work, args.select)
+        bench = Bench(corpus, paths, work, args.select, args.other)
         bench.run(args.repeat)
         by_rule = Counter(code for *_, code in next(iter(bench.outputs.values())))
         print(f"load average {os.getloadavg()[0]:.1f} at the end; distlint findings (every whole-corpus run): "

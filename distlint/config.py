@@ -88,6 +88,14 @@ class Config:
 
 def path_matches(path: str, glob: str) -> bool:
     """Whether ``path`` (any form) matches ``glob`` as a whole, as a suffix, or by file name."""
+    if os.sep == "/" and path and path[0] != "/":
+        parts = path.split("/")
+        if "" not in parts and "." not in parts:
+            # Already what pathlib would make of it (relative, no empty or "." parts): the same
+            # candidates by string operations, without building a path object per suffix (this
+            # is asked for every file discovered, and a warm run does little else).
+            return (fnmatch.fnmatch(path, glob) or fnmatch.fnmatch(parts[-1], glob)
+                    or any(fnmatch.fnmatch("/".join(parts[i:]), glob) for i in range(1, len(parts))))
     posix = PurePosixPath(Path(path).as_posix())
     if fnmatch.fnmatch(str(posix), glob) or fnmatch.fnmatch(posix.name, glob):
         return True

@@ -81,9 +81,18 @@ def _excluded(path: str, resolved: ResolvedConfig, with_parents: bool = False) -
     return any(path_matches(candidate, glob) for candidate in candidates for glob in resolved.config.exclude)
 
 
+def _relative_to(path: str, base: str) -> str:
+    """``os.path.relpath(os.path.abspath(path), base)``, by string operations when ``path`` is
+    below ``base`` (the usual case: one call per file discovered)."""
+    absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+    if base.startswith("/") and os.path.normpath(base) == base and absolute.startswith(base + "/"):
+        return absolute[len(base) + 1:]
+    return os.path.relpath(absolute, base)
+
+
 def _included(path: str, resolved: ResolvedConfig) -> bool:
     base = str(resolved.root) if resolved.root is not None else os.getcwd()
-    relative = os.path.relpath(os.path.abspath(path), base)
+    relative = _relative_to(path, base)
     return any(path_matches(relative, glob) for glob in resolved.config.include)
 
 

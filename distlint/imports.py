@@ -9,12 +9,15 @@ codemod all collect the imports they need and the ones they made unused in an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+# libcst.codemod is imported only when an import is really added or removed: it pulls in
+# libcst.matchers, whose import alone (~0.5 s) costs more than linting a file, and a lint
+# run without fixes never needs it (BENCHMARKS.md, "Where the time goes").
 
 #: ``(module, obj, asname)``, as ``RemoveImportsVisitor`` schedules them.
 _Scheduled = Tuple[str, Optional[str], Optional[str]]
@@ -36,27 +39,39 @@ class ImportChanges:
     removed nodes referred to; it must wrap the module those nodes belong to.
     """
 
-    def __init__(self, wrapper: Optional[MetadataWrapper] = None) -> None:
+    def __init__(self, wrapper: "Optional[MetadataWrapper]" = None) -> None:
+        from libcst.codemod import CodemodContext
+
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
 
     def add(self, spec: ImportSpec) -> "ImportChanges":
         """Add the import unless the module already has it (``from`` lines are reused)."""
+        from libcst.codemod.visitors import AddImportsVisitor
+
         AddImportsVisitor.add_needed_import(self._additions, spec.module, spec.obj, spec.asname)
         return self
 
     def remove_if_unused(self, spec: ImportSpec) -> "ImportChanges":
         """Remove the import if nothing in the edited module uses it any more."""
+        from libcst.codemod.visitors import RemoveImportsVisitor
+
         RemoveImportsVisitor.remove_unused_import(self._removals, spec.module, spec.obj, spec.asname)
         return self
 
-    def remove_used_by(self, node: cst.CSTNode) -> "ImportChanges":
+    def remove_used_by(self, node: "cst.CSTNode") -> "ImportChanges":
         """Remove the imports ``node`` (a node that the edit drops) used, if nothing else uses them."""
+        from libcst.codemod.visitors import RemoveImportsVisitor
+
         RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
         return self
 
-    def apply(self, module: cst.Module) -> cst.Module:
+    def apply(self, module: "cst.Module") -> "cst.Module":
         """``module`` with the additions made, then the unused removals."""
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+        from libcst.metadata import MetadataWrapper
+
         if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
             module = module.visit(AddImportsVisitor(self._additions))
         scheduled: List[_Scheduled] = self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])
@@ -69,7 +84,7 @@ class ImportChanges:
         return module
 
 
-def add_imports(module: cst.Module, imports: Sequence[ImportSpec]) -> cst.Module:
+def add_imports(module: "cst.Module", imports: Sequence[ImportSpec]) -> "cst.Module":
     """``module`` with ``imports`` added (those it already has are not repeated)."""
     changes = ImportChanges()
     for spec in imports:

@@ -76,12 +76,15 @@ def _suppressed(line_text: str, code: str) -> bool:
     return False
 
 
-def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, lines: Sequence[str]) -> List[Optional[Finding]]:
-    """Findings for ``reports`` in the same order; ``None`` for a suppressed report."""
+def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, text: str) -> List[Optional[Finding]]:
+    """Findings for ``reports`` in the same order; ``None`` for a suppressed report (``text``:
+    the decoded source the module was parsed from)."""
     if not reports:
         return []
-    # Only the reported nodes' positions: PositionProvider would cost twice the parse.
-    spans = node_spans(wrapper.module, [report.node for report in reports])
+    # Only the reported nodes' positions, from only the statements that hold them:
+    # PositionProvider would cost twice the parse.
+    spans = node_spans(wrapper.module, [report.node for report in reports], text)
+    lines = source_lines(text)
     located: List[Optional[Finding]] = []
     for report in reports:
         start_line, start_col, end_line, end_col = spans[report.node]
@@ -122,7 +125,7 @@ def lint_source(source: bytes, path: str, config: Config,
             return FileResult(path)
         module = parse(source, path)
         wrapper, reports = _run_rules(module, path, config, active)
-        located = _locate(wrapper, reports, path, source_lines(text))
+        located = _locate(wrapper, reports, path, text)
         return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key))
     except ValueError as exc:
         return FileResult(path, error=f"{path}: error: {exc}")
@@ -194,8 +197,7 @@ def fix_source(source: bytes, path: str, config: Config,
         module = parse(current, path)
         wrapper, reports = _run_rules(module, path, config, screened)
         text = decode_source(current, path)
-        lines = source_lines(text)
-        located = {id(r): f for r, f in zip(reports, _locate(wrapper, reports, path, lines))}
+        located = {id(r): f for r, f in zip(reports, _locate(wrapper, reports, path, text))}
         fixes = [r.fix for r in reports if r.fix is not None and located[id(r)] is not None]
         if not fixes:
             break

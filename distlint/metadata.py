@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
+
+from distlint.analysis.walk import code_children
 
 # libcst's code generation state and ``Module._codegen`` are not public: there is no public
 # way to get a few nodes' positions without PositionProvider's whole-module cost.
@@ -41,7 +42,9 @@ Span = Tuple[int, int, int, int]
 @dataclass
 class _OffsetCodegenState(CodegenState):
     offset: int = 0
-    ranges: Dict[cst.CSTNode, Tuple[int, int]] = field(default_factory=dict)
+    #: ``id(node)`` -> its (start, end) offsets. Keyed by id: a libcst node's ``__hash__`` is
+    #: Python code, and code generation records every node of what it generates.
+    ranges: Dict[int, Tuple[int, int]] = field(default_factory=dict)
     stack: List[int] = field(default_factory=list)
     popped: str = ""
 
@@ -65,32 +68,46 @@ class _OffsetCodegenState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self.stack.pop()
-        if node not in self.ranges:  # a syntactic range, recorded first, wins
-            self.ranges[node] = (start, self.offset)
+        key = id(node)
+        if key not in self.ranges:  # a syntactic range, recorded first, wins
+            self.ranges[key] = (start, self.offset)
 
-    @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None:
-                start = self.ranges[start_node][0]
-            if end_node is not None:
-                end = self.ranges[end_node][1]
-            self.ranges[node] = (start, end)
+                                  end_node: Optional[cst.CSTNode] = None) -> "_SyntacticRange":
+        return _SyntacticRange(self, node, start_node, end_node)
 
 
-def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, Span]:
-    """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them."""
-    wanted = list(nodes)
-    state = _OffsetCodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-    module._codegen(state)
-    code = "".join(state.tokens) + state.popped
-    # Offset of the first character of every line after the first.
-    line_starts = [match.end() for match in _NEWLINE.finditer(code)]
+class _SyntacticRange:
+    """What libcst's ``record_syntactic_position`` context manager does, as a plain class
+    (a ``@contextmanager`` generator per node cost more than the rest of the recording)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _OffsetCodegenState, node: cst.CSTNode, start_node: Optional[cst.CSTNode],
+                 end_node: Optional[cst.CSTNode]) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc_info: object) -> None:
+        state = self.state
+        start, end = self.start, state.offset
+        if self.start_node is not None:
+            start = state.ranges[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.ranges[id(self.end_node)][1]
+        state.ranges[id(self.node)] = (start, end)
+
+
+def _line_starts(code: str) -> List[int]:
+    """Offset of the first character of every line after the first."""
+    return [match.end() for match in _NEWLINE.finditer(code)]
+
+
+def _spans(ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str,
+           base: int = 0) -> Dict[cst.CSTNode, Span]:
+    line_starts = _line_starts(code)
 
     def line_column(offset: int) -> Tuple[int, int]:
         index = bisect.bisect_right(line_starts, offset)
@@ -98,6 +115,76 @@ def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CST
 
     spans: Dict[cst.CSTNode, Span] = {}
     for node in wanted:
-        start, end = state.ranges[node]
-        spans[node] = (*line_column(start), *line_column(end))
+        start, end = ranges[id(node)]
+        spans[node] = (*line_column(base + start), *line_column(base + end))
     return spans
+
+
+def _codegen(node: cst.CSTNode, module: cst.Module) -> _OffsetCodegenState:
+    state = _OffsetCodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    node._codegen(state)
+    return state
+
+
+def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], code: Optional[str] = None) -> Dict[cst.CSTNode, Span]:
+    """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them.
+
+    ``code``, when given, must be ``module``'s code (the decoded source it was parsed from):
+    then only the top-level statements holding a requested node are generated (see
+    :func:`_spans_by_statement`), not the whole module.
+    """
+    wanted = list(nodes)
+    if code is not None:
+        found = _spans_by_statement(module, wanted, code)
+        if found is not None:
+            return found
+    state = _codegen(module, module)
+    return _spans(state.ranges, wanted, "".join(state.tokens) + state.popped)
+
+
+def _spans_by_statement(module: cst.Module, wanted: List[cst.CSTNode], code: str) -> Optional[Dict[cst.CSTNode, Span]]:
+    """The spans from code generation of only the top-level statements that hold ``wanted``
+    nodes; ``None`` where that cannot be sure (then the whole module is generated).
+
+    A top-level statement generates the same text alone as in its module (it starts at
+    column 0, with no indentation inherited), and that text is a piece of ``code``. Where
+    it occurs exactly once in ``code``, that occurrence is the statement's own place, so
+    every position inside it is its offset there plus the offset inside the statement.
+    A text that occurs twice (a duplicated statement), or not at all (the module's last
+    line without its newline), makes the caller fall back to the whole module.
+    """
+    remaining = {id(node) for node in wanted}
+    ranges: Dict[int, Tuple[int, int]] = {}
+    if id(module) in remaining:
+        remaining.discard(id(module))
+        if not module.has_trailing_newline:
+            return None  # the module's range counts the newline libcst adds and drops again
+        ranges[id(module)] = (0, len(code))
+    for statement in module.body:
+        if not remaining:
+            break
+        if not _holds_any(statement, remaining):
+            continue
+        state = _codegen(statement, module)
+        text = "".join(state.tokens)
+        start = code.find(text)
+        if start < 0 or state.popped or code.find(text, start + 1) >= 0:
+            return None
+        for key in [key for key in remaining if key in state.ranges]:
+            remaining.discard(key)
+            begin, end = state.ranges[key]
+            ranges[key] = (start + begin, start + end)
+    if remaining:
+        return None
+    return _spans(ranges, wanted, code)
+
+
+def _holds_any(statement: cst.CSTNode, ids: Set[int]) -> bool:
+    """Whether ``statement`` or a node below it is one of ``ids``."""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if id(node) in ids:
+            return True
+        stack.extend(code_children(node))
+    return False

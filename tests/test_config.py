@@ -160,3 +160,19 @@ def test_fingerprint_changes_with_settings_not_source():
     a = Config.from_table({"select": ["DL1"]}, source="a")
     assert a.fingerprint() == Config.from_table({"select": ["DL1"]}, source="b").fingerprint()
     assert a.fingerprint() != Config.from_table({"select": ["DL2"]}, source="a").fingerprint()
+
+
+@pytest.mark.parametrize("path,glob,expected", [
+    ("a/b/test_x.py", "test_*.py", True),  # by file name
+    ("a/b/test_x.py", "b/test_x.py", True),  # as a suffix
+    ("a/b/test_x.py", "a/*.py", True),  # as a whole ("*" crosses "/", as fnmatch does)
+    ("a/b/x.py", "test_*.py", False),
+    ("../up/test_x.py", "up/test_x.py", True),
+    ("./a//test_x.py", "a/test_x.py", True),  # pathlib's normalisation: the slow path
+    ("a/./b/x.py", "a/b/x.py", True),
+    ("ab/x.py", "b/x.py", False),  # a suffix is whole components
+])
+def test_path_matches(path, glob, expected):
+    from distlint.config import path_matches
+
+    assert path_matches(path, glob) is expected

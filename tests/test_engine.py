@@ -167,6 +167,22 @@ def test_warm_run_neither_imports_libcst_nor_starts_processes(tree):
     assert done.stdout.split() == ["7", "0", "False", "False"], done.stderr
 
 
+def test_a_cold_check_imports_libcst_codemod_only_to_fix(tree):
+    # libcst.codemod (and the libcst.matchers it pulls in) takes longer to import than a
+    # one-file check takes: only fixes, which add and remove imports, may load it.
+    code = textwrap.dedent(f"""
+        import sys
+        from distlint.engine import CheckOptions, check
+        report = check(CheckOptions(paths=[{str(tree / 'src')!r}], use_cache=False, jobs=1))
+        print(sum(len(o.findings) for o in report.outcomes) > 0, "libcst" in sys.modules,
+              "libcst.codemod" in sys.modules, "libcst.matchers" in sys.modules)
+        check(CheckOptions(paths=[{str(tree / 'src')!r}], use_cache=False, jobs=1, mode="diff"))
+        print("libcst.codemod" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["True", "True", "False", "False", "True"], done.stderr
+
+
 def test_fix_mode_uses_the_cache_for_files_without_fixable_findings(tree):
     check(_options(tree))
     report = check(_options(tree, mode="fix"))
@@ -287,3 +303,26 @@ def test_node_spans_equal_position_provider(source):
     for node in nodes:
         want = expected[node]
         assert spans[node] == (want.start.line, want.start.column, want.end.line, want.end.column), node
+    # Given the code, only the statements holding the requested nodes are generated: the
+    # same spans, asked all at once, one top-level statement at a time, and for the module.
+    assert node_spans(module, nodes, source) == spans
+    for statement in module.body:
+        below = _all_nodes(statement)[::7]
+        assert node_spans(module, below, source) == {n: spans[n] for n in below}
+    assert node_spans(module, [module], source) == {module: spans[module]}
+
+
+def test_node_spans_generate_only_the_statements_they_need():
+    import libcst as cst
+
+    from distlint.metadata import _spans_by_statement
+
+    source = "import os\n\n\nclass A:\n    x = 1\n\n\nclass B:\n    y = 2\n\n\nclass A:\n    x = 1\n"
+    module = cst.parse_module(source)
+    first_a, b, second_a = module.body[1:]
+    spans = _spans_by_statement(module, [b, b.body.body[0]], source)
+    assert spans == {b: (8, 0, 9, 9), b.body.body[0]: (9, 4, 9, 9)}
+    # The two classes A are the same text: which one is which needs the whole module.
+    assert _spans_by_statement(module, [second_a], source) is None
+    # A module without its last newline: libcst's range for the module counts one.
+    assert _spans_by_statement(cst.parse_module("x = 1"), [cst.parse_module("x = 1")], "x = 1") is None

@@ -533,6 +533,17 @@ TRICKY = [
     "        pass\nif X and __name__ == '__main__':\n    print(1)\n",
     "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    pass\nrun_tests()\n"
     "if __name__ == '__main__' and X:\n    pass\n",
+    # The screen walks statements only (never expressions): runner aliases and definitions
+    # inside handlers, match cases, else/finally blocks and in reverse order still count.
+    "try:\n    import fast\nexcept ImportError:\n    from torch.testing._internal.common_utils import run_tests as rt\n"
+    "class TestA:\n    def test_a(self):\n        pass\nrt()\n",
+    "from torch.testing._internal.common_utils import run_tests\nmatch MODE:\n    case 1:\n        go = run_tests\n"
+    "class TestA:\n    def test_a(self):\n        pass\ngo()\n",
+    "from torch.testing._internal.common_utils import run_tests\nif X:\n    pass\nelse:\n    b = a\na = run_tests\n"
+    "class TestA:\n    def test_a(self):\n        pass\nb()\n",
+    "from torch.testing._internal.common_utils import run_tests\ntry:\n    pass\nfinally:\n    def main():\n"
+    "        run_tests()\nclass TestA:\n    def test_a(self):\n        pass\nmain()\n",
+    "from torch.testing._internal.common_utils import run_tests\nwith ctx():\n    globals().update(make())\n",
 ]
 
 
@@ -583,10 +594,24 @@ if __name__ == "__main__":
     (CLEAN, Config(require_main="always")),
     ((MAIN_FIXTURES / "test_model_parallel_pytest.py").read_text(), Config()),
     ((MAIN_FIXTURES / "test_jit_fuser_legacy.py").read_text(), Config()),
-], ids=["clean", "clean-always", "torchrec-pytest", "raises"])
+    # Calls of its own helpers at import, but no runner's name anywhere (torch's common_*.py).
+    ("import torch\n\ndef make_ops():\n    return []\n\nOPS = make_ops()\n\nclass Helper:\n    pass\n",
+     Config()),
+], ids=["clean", "clean-always", "torchrec-pytest", "raises", "own-helpers-at-import"])
 def test_prescreen_keeps_ordinary_files_away_from_libcst(source, config):
     screen = PreScreen(source.encode(), "test_x.py")
     assert [rule.code for rule in DL1_RULES if rule.may_report(screen, config)] == []
+
+
+@pytest.mark.parametrize("code", [
+    "try:\n    pass\nexcept E:\n    from m import run_tests as go\ngo()\n",
+    "match M:\n    case _:\n        go = run_tests\ngo()\n",
+    "b = a\na = x.run_tests\nb()\n",  # an alias chain written backwards
+    "class C:\n    def m(self):\n        def helper():\n            pass\nhelper()\n",  # a def at any depth
+    "for x in X:\n    pass\nelse:\n    def main():\n        pass\nmain()\n",
+], ids=["handler", "match-case", "backwards-chain", "nested-def", "for-else"])
+def test_screen_shape_finds_definitions_in_every_statement_block(code):
+    assert screen_shape(ast.parse(code), ("run_tests",)).may_run_at_import
 
 
 def test_screen_shape_of_a_file_with_code_after_the_guard():

@@ -8,7 +8,7 @@ from typing import List
 import libcst as cst
 import pytest
 
-from distlint.analysis.walk import INERT, code_children
+from distlint.analysis.walk import INERT, code_children, kind_test, statement_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
@@ -90,3 +90,38 @@ def test_every_construct_is_walked_in_libcst_order():
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fixture_is_walked_in_libcst_order(path):
     _same(cst.parse_module(path.read_bytes()))
+
+
+def _outside_expressions(module: cst.Module) -> List[cst.CSTNode]:
+    """What libcst's visitor sees that is neither inert nor an expression nor inside one."""
+    seen: List[cst.CSTNode] = []
+
+    class _Record(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (INERT, cst.BaseExpression)):
+                return False
+            seen.append(node)
+            return True
+
+    module.visit(_Record())
+    return seen[1:]  # not the module itself
+
+
+@pytest.mark.parametrize("path", [None, *FIXTURES], ids=lambda p: "constructs" if p is None else str(p.relative_to(ROOT)))
+def test_statement_nodes_are_every_node_outside_expressions(path):
+    module = cst.parse_module(CONSTRUCTS if path is None else path.read_bytes())
+    expected = _outside_expressions(module)
+    found = list(statement_nodes(module))
+    assert {id(n) for n in found} == {id(n) for n in expected} and len(found) == len(expected)
+    if path is None:  # the constructs' assignments and definitions are among them
+        assert any(isinstance(n, cst.AssignTarget) for n in found) and any(isinstance(n, cst.FunctionDef) for n in found)
+
+
+@pytest.mark.parametrize("classes", [(cst.BaseStatement,), (cst.For, cst.While), (cst.BaseExpression, cst.Param),
+                                     (cst.Call, cst.SimpleStatementLine)], ids=lambda c: "+".join(k.__name__ for k in c))
+def test_kind_test_answers_as_isinstance(classes):
+    test = kind_test(*classes)
+    nodes = _libcst_order(cst.parse_module(CONSTRUCTS))
+    for _ in range(2):  # the second round answers from the cache
+        assert [test(n) for n in nodes] == [isinstance(n, classes) for n in nodes]
+    assert any(test(n) for n in nodes) and not all(test(n) for n in nodes)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.mainblock import main_block_facts, screened_shape
+from distlint.analysis.mainblock import main_block_facts
+from distlint.analysis.mainblock.prescreen import may_run_tests_at_import
 from distlint.analysis.mainblock.fix import guard_import_time_runs
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
@@ -225,8 +226,7 @@ class RunnerAtImport(LintRule):
 
     @classmethod
     def may_report(cls, screen, config) -> bool:
-        shape = screened_shape(screen, config)
-        return shape is None or shape.may_run_at_import
+        return may_run_tests_at_import(screen, config)
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from distlint.analysis.mainblock.generated_tests import ast_node_may_generate
@@ -51,25 +51,66 @@ def _ast_dotted(node: ast.AST) -> Optional[str]:
     return None
 
 
-def _runner_aliases(tree: ast.Module, runner_last: Set[str]) -> Set[str]:
-    """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``)."""
-    names = set(runner_last)
-    assigns: List[Tuple[str, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.asname and last_component(alias.name) in names:
-                    names.add(alias.asname)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+#: The fields of a statement (or handler, or match case) that hold statements. Statements
+#: only ever occur there, never inside an expression, so a walk over these fields meets every
+#: ``def``, ``class``, import and assignment of the file while skipping the expression nodes
+#: that make up most of a tree (``ast.walk`` over a whole test file visits ~10x more nodes).
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of the file at any depth (plus except handlers and match cases)."""
+    stack: List[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if children.__class__ is list:  # ``body`` of a Lambda/IfExp is an expression: never reached
+                stack.extend(children)
+
+
+@dataclass
+class _Definitions:
+    """What one walk over the statements collects for :func:`screen_shape`."""
+
+    has_class_or_test: bool = False
+    defined: Set[str] = field(default_factory=set)
+    imports_as: List[Tuple[str, str]] = field(default_factory=list)  # (imported name, its ``as`` name)
+    assigns: List[Tuple[str, str]] = field(default_factory=list)  # (target, the dotted name assigned)
+
+
+def _definitions(tree: ast.Module) -> _Definitions:
+    found = _Definitions()
+    for node in _statements(tree):
+        kind = node.__class__
+        if kind is ast.ClassDef:
+            found.has_class_or_test = True
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            found.defined.add(node.name)
+            if node.name.startswith("test_"):
+                found.has_class_or_test = True
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            found.imports_as.extend((alias.name, alias.asname) for alias in node.names if alias.asname)
+        elif kind is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
             value = _ast_dotted(node.value)
             if value:
-                assigns.append((node.targets[0].id, value))
+                found.assigns.append((node.targets[0].id, value))
+    return found
+
+
+def _runner_aliases(found: _Definitions, runner_last: Set[str]) -> Set[str]:
+    """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``),
+    through chains of aliases in any order (``a = run_tests; b = a``)."""
+    names = set(runner_last)
+    pairs = [(last_component(name), asname) for name, asname in found.imports_as]
+    pairs += [(last_component(value), target) for target, value in found.assigns]
     changed = True
-    while changed:  # chains of aliases: a = run_tests; b = a
+    while changed:
         changed = False
-        for target, value in assigns:
-            if last_component(value) in names and target not in names:
-                names.add(target)
+        for source, alias in pairs:
+            if source in names and alias not in names:
+                names.add(alias)
                 changed = True
     return names
 
@@ -86,6 +127,12 @@ def _ast_calls_at_import(node: ast.AST) -> Iterator[ast.Call]:
         stack.extend(ast.iter_child_nodes(current))
 
 
+def _may_generate_tests(tree: ast.Module) -> bool:
+    """Whether some node may be part of test generation (only asked of files without a class or
+    a ``test_`` function, which are few: this one walks every node)."""
+    return any(ast_node_may_generate(node) for node in ast.walk(tree))
+
+
 def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape:
     runners = all_runners(config_runners)
     runner_last = {last_component(r) for r in runners}
@@ -100,24 +147,20 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
                 if written and names_match_any({written}, (*runners, *RAISERS)):
                     guard_surely_runs = True
     code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
-    may_have_tests = False
-    defined: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            may_have_tests = True
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(node.name)
-            may_have_tests = may_have_tests or node.name.startswith("test_")
-        elif not may_have_tests and ast_node_may_generate(node):
-            may_have_tests = True
-    suspicious = _runner_aliases(tree, runner_last)
+    found = _definitions(tree)
+    may_have_tests = found.has_class_or_test or _may_generate_tests(tree)
+    suspicious: Optional[Set[str]] = None  # computed for the first call at import, if any
     may_run_at_import = False
     for statement in tree.body:
         if statement in guards:
             continue
         for call in _ast_calls_at_import(statement):
             written = _ast_dotted(call.func)
-            if written and (last_component(written) in suspicious or written in defined):
+            if not written:
+                continue
+            if suspicious is None:
+                suspicious = _runner_aliases(found, runner_last)
+            if last_component(written) in suspicious or written in found.defined:
                 may_run_at_import = True
                 break
         if may_run_at_import:
@@ -137,6 +180,19 @@ def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShap
         tree = screen.ast_module
         per_screen[key] = None if tree is None else screen_shape(tree, config.runners)
     return per_screen[key]
+
+
+def may_run_tests_at_import(screen: "PreScreen", config: "Config") -> bool:
+    """DL104's pre-screen: a call at import that may be (or may reach) a runner, and a runner's
+    name in the file. The libcst analysis only counts a call as a runner when its name, or
+    what an import or assignment of this file binds it to, is a runner's (``run_tests``,
+    ``unittest.main``...), and each of those spells the runner's last name component in the
+    file: a file without any of them runs no tests at import, whatever its local functions
+    do (torch's 1.4 MB ``common_methods_invocations.py`` calls its own helpers at import)."""
+    shape = screened_shape(screen, config)
+    if shape is None:
+        return True
+    return shape.may_run_at_import and screen.has_any_word({last_component(r) for r in all_runners(config.runners)})
 
 
 def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:

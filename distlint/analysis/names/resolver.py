@@ -36,7 +36,7 @@ from libcst.metadata import (
 # has compared against the real provider.
 from libcst.metadata.scope_provider import _gen_dotted_names
 
-from distlint.analysis.walk import code_children
+from distlint.analysis.walk import code_children, kind_test
 
 _LOAD, _STORE, _DEL = 0, 1, 2
 
@@ -46,6 +46,10 @@ _ASSIGNMENT_LIKE = (cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.Cl
                     cst.Parameters, cst.WithItem)
 #: Constructs the walk does not mimic: the module falls back to the real provider.
 _UNSUPPORTED = tuple(getattr(cst, name) for name in ("TypeAlias", "TypeParameters") if hasattr(cst, name))
+# The same tests, cached per node type (libcst's classes are ABCs: ``isinstance`` is slow).
+_is_assignment_like = kind_test(*_ASSIGNMENT_LIKE)
+_is_unsupported = kind_test(*_UNSUPPORTED)
+_keeps_context = kind_test(cst.Tuple, cst.List, cst.StarredElement, cst.Element)
 
 
 class Unsupported(Exception):
@@ -69,16 +73,15 @@ class _Walk:
         if handler is not None:
             handler(self, node, context)
         else:
-            if isinstance(node, _UNSUPPORTED):
+            if _is_unsupported(node):
                 raise Unsupported(type(node).__name__)
-            self.children(node, context if isinstance(node, (cst.Tuple, cst.List, cst.StarredElement,
-                                                                cst.Element)) else _LOAD)
+            self.children(node, context if _keeps_context(node) else _LOAD)
         self.leave(node)
 
     def leave(self, node: cst.CSTNode) -> None:
         scope = self.scope
         self.scope_of[node] = scope
-        if isinstance(node, _ASSIGNMENT_LIKE):
+        if _is_assignment_like(node):
             scope._assignment_count += 1
 
     def children(self, node: cst.CSTNode, context: int = _LOAD) -> None:

@@ -33,6 +33,7 @@ from distlint.analysis.pg.creation import (
 )
 from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
+from distlint.analysis.walk import code_children
 from distlint.config import Config
 
 if TYPE_CHECKING:
@@ -220,19 +221,19 @@ def _bound_name(statement: Optional[cst.BaseStatement], call: cst.CSTNode) -> Op
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
-    found: List[cst.Name] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-        def visit_Name(self, candidate: cst.Name) -> None:
-            if candidate.value == name:
-                found.append(candidate)
-
-    node.visit(_Finder())
-    return bool(found)
+    """Whether ``node`` uses the variable ``name`` (an attribute's name is not a use: only the
+    object it is read from)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            if current.value == name:
+                return True
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        else:
+            stack.extend(code_children(current))
+    return False
 
 
 def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, str]:

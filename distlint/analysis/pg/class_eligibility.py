@@ -27,6 +27,7 @@ from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.creation import config_names
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
+from distlint.analysis.walk import statement_nodes
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
@@ -257,24 +258,17 @@ def _class_attributes(cls: cst.ClassDef) -> Set[str]:
 
 
 def _self_assignments(cls: cst.ClassDef) -> Set[str]:
+    """``x`` for every ``self.x = ...`` (also annotated and augmented) anywhere in the class."""
     found: Set[str] = set()
-
-    class _Visitor(cst.CSTVisitor):
-        def _target(self, target: cst.BaseExpression) -> None:
-            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self"):
-                found.add(target.attr.value)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self._target(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            self._target(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self._target(node.target)
-
-    cls.visit(_Visitor())
+    for node in statement_nodes(cls):  # assignments are statements: no expression is visited
+        if isinstance(node, cst.AssignTarget):
+            target = node.target
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            target = node.target
+        else:
+            continue
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            found.add(target.attr.value)
     # Methods and properties are members too, never per-test state read as an attribute.
     return found
 

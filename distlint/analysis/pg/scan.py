@@ -35,7 +35,7 @@ from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
 from distlint.analysis.pg.teardown import trailing_teardown
-from distlint.analysis.walk import code_children
+from distlint.analysis.walk import code_children, kind_test
 from distlint.config import Config
 from distlint.skipcodes import PYTORCH_SKIPS
 
@@ -102,22 +102,22 @@ class Walker(WalkedFunction):
         in_loop = in_raises = in_rank = False
         for index, ancestor in enumerate(self.stack):
             child = self.stack[index + 1] if index + 1 < len(self.stack) else node
-            if isinstance(ancestor, cst.BaseStatement):
+            if _is_statement(ancestor):
                 statement = ancestor
                 if id(ancestor) in self.top_index and top < 0:
                     top = self.top_index[id(ancestor)]
-            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+            if _is_loop(ancestor) and child is ancestor.body:
                 in_loop = True
-            elif isinstance(ancestor, _COMPREHENSIONS) and child is not ancestor.for_in:
+            elif _is_comprehension(ancestor) and child is not ancestor.for_in:
                 in_loop = True  # [ProcessGroupNCCL(...) for i in range(2)]
-            elif isinstance(ancestor, cst.CompFor) and child is not ancestor.iter:
+            elif _is_comp_for(ancestor) and child is not ancestor.iter:
                 in_loop = True
-            elif isinstance(ancestor, cst.If) and child is not ancestor.test and self._mentions_rank(ancestor.test):
+            elif _is_if(ancestor) and child is not ancestor.test and self._mentions_rank(ancestor.test):
                 in_rank = True
-            elif isinstance(ancestor, cst.With) and child is ancestor.body and any(
+            elif _is_with(ancestor) and child is ancestor.body and any(
                     self._is_raises_context(item.item) for item in ancestor.items):
                 in_raises = True
-            elif isinstance(ancestor, cst.Call) and ancestor is not node and self._is_assert_raises_call(ancestor):
+            elif _is_call(ancestor) and ancestor is not node and self._is_assert_raises_call(ancestor):
                 in_raises = True
         trailing = False  # decided in finish(), once the teardown is known
         return Site(node, node, statement, top, (), (), in_loop, in_raises, in_rank, trailing, (self.counter,))
@@ -182,7 +182,7 @@ class Walker(WalkedFunction):
             self.name_refs.append((node, self._call_ids()))
 
     def _call_ids(self) -> Tuple[int, ...]:
-        return tuple(id(n) for n in self.stack if isinstance(n, (cst.Call, cst.SimpleStatementLine)))
+        return tuple(id(n) for n in self.stack if _is_call_or_line(n))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -379,6 +379,15 @@ class Walker(WalkedFunction):
 
 
 _HANDLERS: Dict[type, str] = {}
+# isinstance tests of the hot paths, cached per node type (libcst's classes are ABCs).
+_is_statement = kind_test(cst.BaseStatement)
+_is_loop = kind_test(cst.For, cst.While)
+_is_call_or_line = kind_test(cst.Call, cst.SimpleStatementLine)
+_is_comprehension = kind_test(*_COMPREHENSIONS)
+_is_comp_for = kind_test(cst.CompFor)
+_is_if = kind_test(cst.If)
+_is_with = kind_test(cst.With)
+_is_call = kind_test(cst.Call)
 
 
 def _traverse(node: cst.CSTNode, walker: "Walker") -> None:
