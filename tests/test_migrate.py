@@ -254,13 +254,14 @@ def test_round_trip_with_the_pg_rules(case: Path) -> None:
 
 
 COLLECTOR = textwrap.dedent('''
-    import importlib.machinery, importlib.util, json, sys, unittest
+    import importlib.machinery, importlib.util, json, os, sys, unittest
     import torch.distributed as dist
 
     dist.is_nccl_available = lambda: True  # the NCCL fixture exits at import without NCCL; names only
     out = {}
     for index, path in enumerate(sys.argv[1:]):
         name = f"collected_{index}"
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its sibling modules (common_*.py)
         loader = importlib.machinery.SourceFileLoader(name, path)
         module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
         sys.modules[name] = module
@@ -289,6 +290,8 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
             result = _migrate(case, runtime)
             target = tmp_path / runtime / case.name
             target.parent.mkdir(exist_ok=True)
+            for sibling in FIXTURES.glob("common_*.py"):  # modules the fixtures import their bases from
+                (target.parent / sibling.name).write_bytes(sibling.read_bytes())
             target.write_bytes(result.migrated)
             files.append(str(target))
             renamed[str(target)] = _continuous_class_names(result)
@@ -715,7 +718,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 #: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
 MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper",
                               "reserved-member", "overridden", "base-mismatch",
-                              "opts-with-default-options"})
+                              "opts-with-default-options", "external-base"})
 AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
 
 
@@ -736,3 +739,29 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
     assert moved <= migratable, f"migrate moved tests DL201 calls per-test-only: {sorted(moved - migratable)}"
     assert migratable - moved <= mechanical, (
         f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}")
+
+
+def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_path: Path) -> None:
+    """A base distlint cannot read may define tests: its class stays (the multiset must not grow)."""
+    source = textwrap.dedent(PER_TEST_HEADER + '''
+    from nowhere_to_be_found import SharedChecks
+
+    class AllReduceTest(SharedChecks, MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_sum(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+            dist.all_reduce(torch.ones(1))
+    ''').encode()
+    path = tmp_path / "test_unseen.py"
+    result = migrate_source(source, str(path))
+    assert not result.changed
+    [left] = result.report.classes[0].left
+    assert left.code == "external-base" and "nowhere_to_be_found.SharedChecks" in left.text
+    # Once the module is there and defines no tests, the base goes with the moved test.
+    (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
+    moved = migrate_source(source, str(path))
+    assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
+    assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()

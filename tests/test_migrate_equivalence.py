@@ -99,12 +99,14 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
         original_dir = base / fixture.stem / "original"
         original_dir.mkdir(parents=True)
         (original_dir / fixture.name).write_bytes(source)
+        _copy_siblings(original_dir)
         jobs[(fixture.name, "original")] = (original_dir / fixture.name, {})
         for runtime in _runtimes(fixture.name):
-            result = migrate_source(source, fixture.name, options=MigrateOptions(runtime=runtime))
+            result = migrate_source(source, str(fixture), options=MigrateOptions(runtime=runtime))
             assert result.error is None and result.changed, f"{fixture.name} ({runtime}) must migrate"
             directory = base / fixture.stem / runtime
             directory.mkdir()
+            _copy_siblings(directory)
             (directory / fixture.name).write_bytes(result.migrated)
             renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
             jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)
@@ -115,6 +117,12 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
             results[key] = future.result()
             results[key].renamed = jobs[key][1]
     return results
+
+
+def _copy_siblings(directory: Path) -> None:
+    """The modules fixtures import their bases from (``common_*.py``, like test_c10d_common.py)."""
+    for sibling in FIXTURES.glob("common_*.py"):
+        (directory / sibling.name).write_bytes(sibling.read_bytes())
 
 
 def _by_outcome(run: Run) -> Dict[str, Counter]:

@@ -123,7 +123,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         return result
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix).plan()
+        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix, path).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:
