@@ -123,12 +123,11 @@ def test_report_names_every_test_left_behind_with_its_reason() -> None:
         "test_reduce_scatter_high_priority": "custom-options",
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
-        "test_barrier": "class-environment",
-        "test_all_gather_into_tensor": "subclass",
         "test_distribute_tensor": "unsupported-base",
     }
     moved = [name for cls in report.classes for name in cls.moved]
-    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes"]
+    # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env).
+    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_barrier", "test_all_gather_into_tensor"]
 
 
 def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
@@ -690,9 +689,16 @@ GLOO_ARGS = '"gloo", store=store, rank=self.rank, world_size=self.world_size'
     # A subclass overrides the test.
     (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
      + "\n\nclass U(T):\n    def test_all_reduce(self):\n        pass\n", "overridden"),
+    # PG environment set after the ranks were spawned (they never see it), or not a literal.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
+        "self._spawn_processes()", 'self._spawn_processes()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"'),
+     "class-environment"),
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
+        "super().setUp()", 'super().setUp()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)'),
+     "class-environment"),
 ])
 def test_refusals_on_small_inputs(body: str, code: str) -> None:
-    source = PER_TEST_HEADER + "    from datetime import timedelta\n" + textwrap.indent(body, "    ")
+    source = PER_TEST_HEADER + "    import os\n    from datetime import timedelta\n" + textwrap.indent(body, "    ")
     result = _source_result(source)
     assert result.error is None and not result.changed, result.diff()
     codes = {entry.code for cls in result.report.classes for entry in cls.left}

@@ -422,10 +422,50 @@ class Variant(Base):
     assert base.backend == "nccl"
     assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
     assert module.by_name("Variant").bases == ("Base",)
-    # The setUp environment is a class-level reason (a continuous class's workers start before
-    # any setUp): the class and each of its PG tests carry it, with no test-level reason.
-    assert [i.reason for i in base.ineligible] == [Reason.CLASS_ENVIRONMENT]
-    assert [i.reason for i in base.tests[0].ineligible] == [Reason.CLASS_ENVIRONMENT]
+    # A literal write before the spawn is declarable (the continuous class's worker_env): no reason,
+    # and the subclass runs with the same environment.
+    assert base.environment == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    assert base.ineligible == [] and base.tests[0].ineligible == []
+    assert module.by_name("Variant").environment == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+
+
+@pytest.mark.parametrize("setup, declared", [
+    # Written before the subclass calls super().setUp() (which spawns): its value is the last write.
+    ('os.environ["TORCH_GLOO_LAZY_INIT"] = "1"\n        super().setUp()',
+     {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "TORCH_GLOO_LAZY_INIT": "1"}),
+    # Written after the base spawned the ranks: they never see it.
+    ('super().setUp()\n        os.environ["TORCH_GLOO_LAZY_INIT"] = "1"', None),
+    # Not a literal.
+    ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)\n        super().setUp()', None),
+])
+def test_class_environment_is_declared_or_a_reason(setup, declared):
+    module = analyse(HEADER + f"""
+class Base(MultiProcessTestCase):
+    world_size = 2
+
+    def setUp(self):
+        os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        super().setUp()
+        self._spawn_processes()
+
+    def test_a(self):
+        dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                rank=self.rank, world_size=self.world_size)
+
+
+class Variant(Base):
+    def setUp(self):
+        {setup}
+
+    def tearDown(self):
+        os.environ.pop("TORCH_GLOO_LAZY_INIT", None)
+        super().tearDown()
+""")
+    variant = module.by_name("Variant")
+    if declared is None:
+        assert [i.reason for i in variant.ineligible] == [Reason.CLASS_ENVIRONMENT]
+    else:
+        assert variant.ineligible == [] and variant.environment == declared
 
 
 # -- reasons ---------------------------------------------------------------------------------------

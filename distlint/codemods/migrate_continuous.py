@@ -27,7 +27,7 @@ from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
-from distlint.codemods.bases.multi_process_test_case import class_statements
+from distlint.codemods.bases.multi_process_test_case import class_statements, environment_statements
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
@@ -219,9 +219,12 @@ class _Emitter:
         expression = statement.body[0]
         assert isinstance(expression, cst.Expr) and isinstance(expression.value, cst.Call)
         call = expression.value
+        # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
+        # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
+        target = self._tests_mixin_name(cls) if self._tests_mixin(cls) else cls.continuous_name
         copy = statement.with_changes(
             body=[expression.with_changes(value=call.with_changes(
-                args=[call.args[0].with_changes(value=cst.Name(cls.continuous_name))]))],
+                args=[call.args[0].with_changes(value=cst.Name(target))]))],
             leading_lines=[] if not cls.removed else statement.leading_lines)
         return [copy] if cls.removed else [statement, copy.deep_clone()]
 
@@ -239,7 +242,7 @@ class _Emitter:
             self._schedule_removal([b.value for b in cls.node.bases])
         self._schedule_removal([u.statement for u in cls.units_placed(Placement.DROP)])
         if cls.has_continuous:
-            out.append(self._continuous(cls, bool(mixin_units)))
+            out.extend(self._continuous(cls, bool(mixin_units)))
         return out
 
     # -- the three classes --------------------------------------------------------------------
@@ -283,7 +286,7 @@ class _Emitter:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
-    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
+    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> List[cst.ClassDef]:
         statements: List[cst.BaseStatement] = []
         docstring = cls.body.docstring
         if cls.removed and docstring is not None:
@@ -291,6 +294,7 @@ class _Emitter:
         # Class attributes first, then what the runtime reads, then methods and tests in source order.
         statements += [self._unit_statement(cls, u) for u in cls.body.units
                        if u.kind == "attribute" and cls.placement.get(id(u.statement)) in (Placement.MOVE, Placement.COPY)]
+        statements.extend(self._environment(cls))
         if cls is cls.root:
             statements.extend(self._class_facts(cls))
         moved_tests = {id(d.test.node) for d in cls.moved_tests()}
@@ -302,15 +306,37 @@ class _Emitter:
             elif unit.kind in ("method", "class") and cls.placement.get(key) in (Placement.MOVE, Placement.COPY):
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
-        continuous = cst.ClassDef(
+        body = cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])])
+        leading = node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()]
+        if not self._tests_mixin(cls):
+            continuous = cst.ClassDef(name=cst.Name(cls.continuous_name),
+                                      bases=[cst.Arg(_expression(n)) for n in self._continuous_bases(cls, has_mixin)],
+                                      body=body, decorators=node.decorators, leading_lines=leading)
+            # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
+            return [continuous.deep_clone()]
+        # torch's MultiProcContinuousTest keeps its workers on the class, so a subclass of a concrete
+        # continuous class inherits its base's (finished) workers (pytorch/pytorch#191745): the tests
+        # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
+        bases = [n for n in self._continuous_bases(cls, has_mixin) if n != self.base_name]
+        tests = cst.ClassDef(name=cst.Name(self._tests_mixin_name(cls)), bases=[cst.Arg(_expression(n)) for n in bases],
+                             body=body, leading_lines=leading)
+        concrete = cst.ClassDef(
             name=cst.Name(cls.continuous_name),
-            bases=[cst.Arg(_expression(name)) for name in self._continuous_bases(cls, has_mixin)],
-            body=cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]),
-            decorators=node.decorators,
-            leading_lines=node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()],
-        )
-        # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
-        return continuous.deep_clone()
+            bases=[cst.Arg(_expression(self._tests_mixin_name(cls))), cst.Arg(_expression(self.base_name))],
+            body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
+            decorators=node.decorators, leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        self.uses_base = True
+        return [tests.deep_clone(), concrete.deep_clone()]
+
+    def _tests_mixin(self, cls: FamilyClass) -> bool:
+        """Whether ``cls``'s continuous tests go to a mixin: with torch's class, when a subclass's
+        continuous class derives from it."""
+        return self.options.runtime == "torch" and any(child.has_continuous for child in cls.children)
+
+    @staticmethod
+    def _tests_mixin_name(cls: FamilyClass) -> str:
+        name = f"{cls.continuous_name}Tests"
+        return f"_{name}" if name.startswith("Test") else name  # pytest would collect a Test* mixin
 
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
@@ -320,9 +346,22 @@ class _Emitter:
         self.uses_base = True
         return class_statements(cls.analysis, default_world_size)
 
+    def _environment(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+        """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
+        environment = cls.analysis.environment
+        if cls is not cls.root and cls.parent is not None and cls.parent.analysis.environment == environment:
+            return []  # inherited from the parent's continuous class
+        if environment and self.options.runtime == "torch":
+            self.imports.add(ImportSpec("os"))
+            self.imports.add(ImportSpec("unittest.mock"))
+        return environment_statements(environment, self.options.runtime)
+
     def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
         names: List[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls)
+        if self.options.runtime == "torch" and self.base_name not in names:
+            self.uses_base = True
+            names.append(self.base_name)  # the parent's tests come from its mixin
         seen: Set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
@@ -331,7 +370,9 @@ class _Emitter:
         for base in cls.node.bases:
             if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
                 parent = cls.parent
-                if parent.has_continuous:
+                if parent.has_continuous and self._tests_mixin(parent):
+                    out.append(self._tests_mixin_name(parent))
+                elif parent.has_continuous:
                     out.append(parent.continuous_name)
                 else:
                     if parent.has_mixin:

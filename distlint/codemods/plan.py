@@ -171,6 +171,9 @@ class Planner:
             problem = m.needs_fixed_class(movable)
             if problem:
                 cls.refuse(Why.CLASS_BODY.code, f"a member {problem}, which breaks when it changes class")
+            if cls.analysis.environment and any(cls.body.defines(name) for name in ("setUpClass", "worker_env")):
+                cls.refuse(Why.CLASS_BODY.code, "its setUp sets environment the continuous class must declare, "
+                                                "and it defines setUpClass or worker_env itself")
 
     def _check_module_references(self) -> None:
         """A class used by module-level code other than ``instantiate_parametrized_tests(X)``."""
