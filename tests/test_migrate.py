@@ -771,3 +771,20 @@ def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_pa
     moved = migrate_source(source, str(path))
     assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
     assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()
+
+
+def test_torch_runtime_concrete_classes_derive_from_torchs_class_directly() -> None:
+    """torch's MultiProcContinuousTest keeps its workers on the class: a concrete continuous class
+    must never derive from another one (pytorch/pytorch#191745); the tests come from a mixin."""
+    result = _migrate(FIXTURES / "test_gloo_subclass_env.py", "torch")
+    module = cst.parse_module(result.migrated)
+    classes = {s.name.value: [code for code in (cst.Module([]).code_for_node(b.value) for b in s.bases)]
+               for s in module.body if isinstance(s, cst.ClassDef)}
+    concrete = {name for name, bases in classes.items() if "MultiProcContinuousTest" in bases}
+    assert concrete == {"GlooCollectivesTestContinuous", "GlooCollectivesWideTestContinuous",
+                        "GlooCollectivesFlagTestContinuous"}
+    for name in concrete:
+        assert classes[name] == ["GlooCollectivesTestContinuousTests", "MultiProcContinuousTest"]
+    assert classes["GlooCollectivesTestContinuousTests"] == []
+    # The environment the per-test setUp set before spawning is set around torch's spawn.
+    assert 'unittest.mock.patch.dict(os.environ, {"DISTLINT_FIXTURE_FLAG": "1"})' in result.migrated.decode()

@@ -36,10 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "migrate"
 GLOO_FIXTURES = sorted(FIXTURES.glob("test_gloo_*.py"))
 RUNTIMES = ("distlint", "torch")
-#: Fixtures also run on torch's continuous class (``--runtime torch``). Not cheap (about
-#: 25 s more on two cores: every class's workers import torch.testing._internal), so only
-#: with DISTLINT_TEST_TORCH_RUNTIME=1; the golden and collection tests cover its code.
-TORCH_RUNTIME_FIXTURES = ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
+#: Fixtures also run on torch's continuous class (``--runtime torch``), in the default run: the
+#: subclass/environment structure torch's class needs is only proven by running it. Every class's
+#: workers import torch.testing._internal, so only these lean fixtures;
+#: DISTLINT_TEST_TORCH_RUNTIME=1 adds the others.
+TORCH_RUNTIME_FIXTURES = ("test_gloo_subclass_env.py", "test_gloo_c10d_shaped.py") + (
+    ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ())
 #: A hang guard only: a whole file takes well under a minute (per-test originals ~4 s a test).
 RUN_TIMEOUT_S = 300
 PARALLEL_RUNS = 2
