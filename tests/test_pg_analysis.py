@@ -703,3 +703,23 @@ def test_the_agreement_check_rejects_bad_grammar():
     assert not _agree("passes their own timeout", "pass their own timeout")
     assert not _agree("aborts or shut down the PG", "abort or shut down the PG")
     assert not _agree("inherit a base class", "inherit a base class")
+
+
+@pytest.mark.parametrize("constants, backend, expected", [
+    ('BACKEND = "gloo"', "BACKEND", "gloo"),
+    ("", "dist.Backend.NCCL", "nccl"),
+    ("import torch.distributed as c10d", "c10d.Backend.GLOO", "gloo"),
+    ("BACKEND = dist.Backend.GLOO", "BACKEND", "gloo"),
+    ('BACKEND: str = "nccl"', "BACKEND", "nccl"),
+    # Bound twice at module level (or not to a backend): distlint cannot tell which.
+    ('BACKEND = "gloo"\nif sys.platform == "win32":\n    pass\nBACKEND = "nccl"', "BACKEND", None),
+    ("BACKEND = os.environ['BACKEND']", "BACKEND", None),
+])
+def test_backend_from_a_constant_or_torchs_backend_enum(constants, backend, expected):
+    analysis = only_class(per_test_class(f"""
+        def test_all_reduce(self):
+            dist.init_process_group({backend}, init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+        """, extra=constants + "\n"))
+    assert analysis.backend == expected
+    assert (Reason.UNKNOWN_BACKEND in {i.reason for i in analysis.ineligible}) == (expected is None)
