@@ -788,3 +788,36 @@ def test_torch_runtime_concrete_classes_derive_from_torchs_class_directly() -> N
     assert classes["GlooCollectivesTestContinuousTests"] == []
     # The environment the per-test setUp set before spawning is set around torch's spawn.
     assert 'unittest.mock.patch.dict(os.environ, {"DISTLINT_FIXTURE_FLAG": "1"})' in result.migrated.decode()
+
+
+def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
+    """``super(Class, self)`` in a member that moves becomes ``super()``; one that names another
+    class, or sits in a nested scope (no ``__class__`` there), keeps the class in place."""
+    source = PER_TEST_HEADER + '''
+    class Helpers:
+        def _tensor(self):
+            return torch.ones(2)
+
+    class DistributedDataParallelTest(Helpers, MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super(DistributedDataParallelTest, self).setUp()
+            self._spawn_processes()
+
+        def _tensor(self):
+            return super(DistributedDataParallelTest, self)._tensor() * 2
+
+        def test_all_reduce(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+            t = self._tensor()
+            dist.all_reduce(t)
+    '''
+    result = _source_result(source)
+    assert result.report.classes[0].moved == ["test_all_reduce"]
+    migrated = result.migrated.decode()
+    assert "return super()._tensor() * 2" in migrated and "super(DistributedDataParallelTest" not in migrated
+    for blocked in ("super(Helpers, self)._tensor()", "[super(DistributedDataParallelTest, self) for _ in (1,)][0]._tensor()"):
+        refused = _source_result(source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked))
+        assert not refused.changed
+        assert {left.code for left in refused.report.classes[0].left} == {"class-body"}

@@ -604,10 +604,8 @@ def test_reassigned_helper_parameter_is_not_taken_from_the_default():
         """))
     (creation,) = analysis.tests[0].creations
     assert code(creation.world_size) == "world_size"
-    # No test-level reason; the backend (the default dist.Backend.GLOO) is not a string literal
-    # distlint can carry into backend_str(), a class-level reason that says so.
-    [reason] = analysis.tests[0].ineligible
-    assert reason.reason is Reason.UNKNOWN_BACKEND and "string literal" in reason.detail
+    # No reason at all: the backend (the default dist.Backend.GLOO) is resolved like "gloo".
+    assert analysis.tests[0].ineligible == [] and analysis.backend == "gloo"
 
 
 @pytest.mark.parametrize("call,reported", [

@@ -33,7 +33,7 @@ from distlint.codemods.main_block_runner import finish_runner, point_runner_at_p
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, strip_blank_leading, to_classmethod,
-                                       with_blank_leading)
+                                       with_blank_leading, zero_arg_super)
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, code_of, is_string_statement
 from distlint.imports import ImportChanges, ImportSpec, add_imports
@@ -255,7 +255,7 @@ class _Emitter:
             statement = rewritten
         if id(unit.statement) in self.plan.classmethod_opts and isinstance(statement, cst.FunctionDef):
             statement = to_classmethod(statement)
-        return statement
+        return _movable(statement, cls.name)
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
         partner = cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
@@ -302,7 +302,7 @@ class _Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
-                statements.append(self.plan.rewritten.get(key, unit.statement))
+                statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
             elif unit.kind in ("method", "class") and cls.placement.get(key) in (Placement.MOVE, Placement.COPY):
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
@@ -424,6 +424,16 @@ def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Seq
     """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
     return ensure_main_block(module, runner_module=runner, runners=runners)
+
+
+def _movable(statement: cst.BaseStatement, owner: str) -> cst.BaseStatement:
+    """A member leaving class ``owner``: ``super(owner, self)`` becomes ``super()`` (the planner
+    refused the class when that is not possible)."""
+    if isinstance(statement, cst.FunctionDef):
+        rewritten = zero_arg_super(statement, owner)
+        if rewritten is not None:
+            return rewritten
+    return statement
 
 
 def _expression(text: str) -> cst.BaseExpression:

@@ -168,7 +168,7 @@ class Planner:
                 cls.refuse(Why.CLASS_BODY.code, f"line {self.line_of(unit.statement)} of the class body is "
                                                 "neither a method nor a class attribute")
             movable = [u.statement for u in cls.body.units if u.kind in ("method", "attribute", "class", "test")]
-            problem = m.needs_fixed_class(movable)
+            problem = m.needs_fixed_class(movable, cls.name)
             if problem:
                 cls.refuse(Why.CLASS_BODY.code, f"a member {problem}, which breaks when it changes class")
             if cls.analysis.environment and any(cls.body.defines(name) for name in ("setUpClass", "worker_env")):
@@ -424,6 +424,15 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
         def visit_Attribute(self, node: cst.Attribute) -> bool:
             node.value.visit(self)  # ``x.ClassName`` is an attribute, not a reference
             return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            if isinstance(node.func, cst.Name) and node.func.value == "super" and node.args:
+                # ``super(ClassName, self)``: becomes ``super()`` when the member moves (or the
+                # class is refused for it: members.needs_fixed_class).
+                for arg in node.args[1:]:
+                    arg.visit(self)
+                return False
+            return True
 
     for node in nodes:
         node.visit(_Find())

@@ -190,7 +190,7 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
         # Say what to change: the continuous class needs the backend as a string literal.
         return [Ineligibility(Reason.UNKNOWN_BACKEND, node,
                               "no PG creation of the class passes its backend as a string literal "
-                              "(e.g. backend=\"nccl\")")]
+                              "(e.g. backend=\"nccl\"), a module constant bound to one or Backend.X")]
     reasons: List[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
         reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
