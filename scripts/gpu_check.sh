@@ -10,6 +10,8 @@
 #   * fast start under pytest-xdist (`pytest -n 2 --distlint-fast-spawn`, per-test NCCL classes):
 #     every test passes, and with >= 2 GPUs the two workers run on disjoint GPUs
 #     (CUDA_VISIBLE_DEVICES split per worker); with one GPU they share it.
+#   * the migrated DTensor and FSDP fixtures (scripts/migrated_fixtures_check.py) pass and skip the
+#     same tests as their originals, on NCCL, with both --runtime distlint and --runtime torch.
 # Exit 1: a test failed or was skipped where it should have run.  Exit 2: no CUDA here.
 set -uo pipefail
 
@@ -119,6 +121,16 @@ print(f"== {'OK' if not problems else 'FAILED: ' + ', '.join(problems)}  (test p
 sys.exit(1 if problems else 0)
 EOF
 SUMMARY_STATUS=$?
+
+# The migrate fixtures of the per-test bases (DTensorTestBase at world size 4, FSDPTest at 2) on
+# the device's backend, NCCL here: original (fast start) vs migrated, both runtimes, same outcomes.
+echo "== migrated DTensor and FSDP fixtures under NCCL (bounded: 900 s)"
+timeout --kill-after=10 900 "$PYTHON" scripts/migrated_fixtures_check.py \
+    test_gloo_dtensor_ops.py test_gloo_fsdp_style.py || MIGRATED_FAILED=1
+if [ "${MIGRATED_FAILED:-0}" = 1 ]; then
+    echo "== FAILED: migrated fixtures (see above)"
+    exit 1
+fi
 if [ "${SPLIT_FAILED:-0}" = 1 ]; then
     echo "== FAILED: fast start under pytest-xdist (see above)"
     exit 1

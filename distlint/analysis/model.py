@@ -103,10 +103,16 @@ class Reason(CodedEnum):
     # a continuous class cannot reproduce what the class does around its tests.
     UNSUPPORTED_BASE = ReasonText(
         "unsupported-base",
-        "runs per-test through a base other than MultiProcessTestCase; move it to that base's continuous "
-        "counterpart by hand",
-        one="runs per-test through a base other than MultiProcessTestCase",
-        many="run per-test through a base other than MultiProcessTestCase", short="unsupported per-test base")
+        "runs per-test through a base distlint does not migrate (it migrates MultiProcessTestCase, "
+        "DTensorTestBase, FSDPTest, DistributedTestBase); move it to that base's continuous counterpart by hand",
+        one="runs per-test through a base distlint does not migrate",
+        many="run per-test through a base distlint does not migrate", short="unsupported per-test base")
+    BASE_OVERRIDE = ReasonText(
+        "base-override",
+        "the class overrides a member its per-test base builds or tears down the PG with; the continuous "
+        "counterpart would build another PG",
+        one="is in a class that overrides how its base builds the PG",
+        many="are in a class that overrides how its base builds the PG", short="class overrides the base's PG setup")
     CLASS_ENVIRONMENT = ReasonText(
         "class-environment",
         "the class's setUp sets environment a continuous class cannot declare (not a literal "
@@ -268,6 +274,9 @@ class ClassAnalysis:
     #: The environment the class's setUp chain sets before spawning, when every write is a literal
     #: ``os.environ["KEY"] = "value"`` there (a continuous class declares it: ``worker_env``).
     environment: Dict[str, str] = field(default_factory=dict)
+    #: Per-test classes: the torch base that makes them per-test (``DTensorTestBase``, ``FSDPTest``,
+    #: ``DistributedTestBase``, ...), or ``MultiProcessTestCase`` for a class whose setUp spawns.
+    per_test_base: str = ""
     #: Per-test classes: why none of its tests can move to a continuous class (class-level
     #: ``Reason``s, own or from a same-file base). Every PG test of the class lists them too.
     ineligible: List[Ineligibility] = field(default_factory=list)

@@ -15,6 +15,9 @@ import libcst as cst
 
 from distlint.analysis.model import ClassAnalysis, TestAnalysis
 from distlint.codemods import members as m
+from distlint.codemods.bases import base_named
+from distlint.codemods.bases.spec import PerTestBase
+from distlint.codemods.factories import FactoryCall
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import FunctionEdits
 
@@ -71,6 +74,18 @@ class FamilyClass:
     removed: bool = False
     placement: Dict[int, Placement] = field(default_factory=dict)  # id(unit.statement) -> where it goes
     notes: List[str] = field(default_factory=list)
+
+    @property
+    def base(self) -> PerTestBase:
+        """The per-test base the class (through its same-file bases) runs on."""
+        return base_named(self.root_analysis.per_test_base)
+
+    @property
+    def root_analysis(self) -> ClassAnalysis:
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        return top.analysis
 
     @property
     def continuous_name(self) -> str:
@@ -131,8 +146,9 @@ class MigrationPlan:
     classes: List[FamilyClass]
     #: Rewritten functions (tests and helpers) by ``id()`` of the original node.
     rewritten: Dict[int, cst.FunctionDef]
-    #: Module-level ``instantiate_parametrized_tests(X)`` statements by class name.
-    instantiations: Dict[str, List[cst.SimpleStatementLine]]
+    #: Module-level factory calls (``instantiate_parametrized_tests(X)``,
+    #: ``create_local_tensor_test_class(X)``) by class name.
+    instantiations: Dict[str, List[FactoryCall]]
     report: FileReport
     #: The edits behind ``rewritten`` and the original functions, by ``id()`` of the original.
     edits: Dict[int, FunctionEdits] = field(default_factory=dict)

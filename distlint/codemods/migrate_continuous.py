@@ -1,9 +1,10 @@
 """``distlint migrate``: move eligible per-test-spawn tests into continuous test classes.
 
-For every class whose ``setUp`` spawns workers for each test (``MultiProcessTestCase``),
+For every class that spawns workers for each test (``MultiProcessTestCase``,
+``DTensorTestBase``, ``FSDPTest``, ``DistributedTestBase``: :mod:`distlint.codemods.bases`),
 the tests the shared PG analysis (:mod:`distlint.analysis.pg`) finds eligible move to a
-new class ``<Class><Suffix>`` right after it, deriving from ``MultiProcContinuousTest``
-(``distlint.runtime``'s, or torch's with ``runtime="torch"``): their store and PG
+new class ``<Class><Suffix>`` right after it, deriving from that base's continuous
+counterpart (``distlint.runtime``'s, or torch's with ``runtime="torch"``): their store and PG
 creation become the class's shared ``self.pg``, their trailing ``destroy_process_group()``
 (and a ``try/finally`` that only existed for it) go, and the class carries the world
 size, backend, timeout and ``opts()`` the tests used. :mod:`distlint.codemods.plan`
@@ -27,7 +28,9 @@ from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
-from distlint.codemods.bases.multi_process_test_case import class_statements, environment_statements
+from distlint.codemods.bases.multi_process_test_case import environment_statements
+from distlint.codemods.bases.spec import Target, class_statements
+from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
@@ -45,7 +48,6 @@ RUNTIME_MODULES: Dict[str, str] = {
     "distlint": DISTLINT_RUNTIME,
     "torch": TORCH_DISTRIBUTED_TESTING,
 }
-CONTINUOUS_BASE = "MultiProcContinuousTest"
 DEFAULT_SUFFIX = "Continuous"
 
 
@@ -156,47 +158,61 @@ class _Emitter:
         #: The ``runners`` config: what runs the tests, as DL101-DL104 see it.
         self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
-        self.base_name = self._base_name()
         # Imports the new classes need, and those of removed code, applied once at the end.
         self.imports = ImportChanges(wrapper)
+        #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
-        self.uses_default_world_size = False
+        #: Names to import (continuous bases, world-size constants), with the name each is bound to.
+        self.needed: Dict[Target, str] = {}
         self.by_node = {id(c.node): c for c in plan.classes}
 
     # -- names ------------------------------------------------------------------------------
-    def _base_name(self) -> str:
-        """``MultiProcContinuousTest``, or an alias when the module binds that name otherwise."""
+    def _use(self, target: Target) -> str:
+        """The name ``target`` is used by in the new module: its own, or an alias when the module
+        binds that name otherwise (``DistlintMultiProcContinuousTest``)."""
+        bound = self.needed.get(target)
+        if bound is None:
+            bound = self.needed[target] = self._free_name(target)
+        return bound
+
+    def _free_name(self, target: Target) -> str:
+        alias = f"{self.options.runtime.capitalize()}{target.name}"
         for statement in self.plan.module.body:
-            if isinstance(statement, cst.ClassDef) and statement.name.value == CONTINUOUS_BASE:
-                return f"{self.options.runtime.capitalize()}{CONTINUOUS_BASE}"
+            if isinstance(statement, cst.ClassDef) and statement.name.value == target.name:
+                return alias
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             for small in statement.body:
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                     module = code_of(small.module) if small.module is not None else ""
-                    for alias in small.names:
-                        bound = alias.evaluated_alias or alias.evaluated_name
-                        if bound == CONTINUOUS_BASE and (module != self.runtime_module
-                                                         or alias.evaluated_name != CONTINUOUS_BASE):
-                            return f"{self.options.runtime.capitalize()}{CONTINUOUS_BASE}"
-        return CONTINUOUS_BASE
+                    for name in small.names:
+                        bound = name.evaluated_alias or name.evaluated_name
+                        if bound == target.name and (module != target.module or name.evaluated_name != target.name):
+                            return alias
+        return target.name
+
+    def _continuous_base(self, cls: FamilyClass) -> str:
+        target = cls.base.targets[self.options.runtime]
+        if target.module.startswith(DISTLINT_RUNTIME):
+            self.uses_base = True
+        return self._use(target)
 
     # -- the module ---------------------------------------------------------------------------
     def module(self) -> cst.Module:
         body: List[cst.BaseStatement] = []
-        instantiated = {id(s): name for name, statements in self.plan.instantiations.items() for s in statements}
+        instantiated = {id(f.statement): f for factories in self.plan.instantiations.values() for f in factories}
         for statement in self.plan.module.body:
             cls = self.by_node.get(id(statement))
             if cls is not None:
                 body.extend(self._emit_class(cls))
                 continue
-            target = instantiated.get(id(statement))
-            if target is not None:
-                body.extend(self._emit_instantiation(statement, self._family(target)))  # type: ignore[arg-type]
+            factory = instantiated.get(id(statement))
+            if factory is not None:
+                body.extend(self._emit_factory(factory, self._family(factory.source)))
                 continue
             body.append(statement)
         module = self.plan.module.with_changes(body=body)
-        switch_runner = self.options.runtime == "distlint" and self.uses_base
+        switch_runner = self.uses_base
         if switch_runner:
             module, replaced, note = point_runner_at_placeholder(module, self.runners)
             if note:
@@ -213,20 +229,19 @@ class _Emitter:
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
 
-    def _emit_instantiation(self, statement: cst.SimpleStatementLine, cls: FamilyClass) -> List[cst.BaseStatement]:
+    def _emit_factory(self, factory: FactoryCall, cls: FamilyClass) -> List[cst.BaseStatement]:
+        """The factory call for the continuous class too (alone when the class is gone)."""
         if not cls.has_continuous:
-            return [statement]
-        expression = statement.body[0]
-        assert isinstance(expression, cst.Expr) and isinstance(expression.value, cst.Call)
-        call = expression.value
+            return [factory.statement]
+        local_base = None
+        if factory.kind == LOCAL_TENSOR:
+            assert cls.base.local_tensor_base is not None  # the plan refused the class otherwise
+            local_base = self._use(cls.base.local_tensor_base[self.options.runtime])
         # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
         # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
         target = self._tests_mixin_name(cls) if self._tests_mixin(cls) else cls.continuous_name
-        copy = statement.with_changes(
-            body=[expression.with_changes(value=call.with_changes(
-                args=[call.args[0].with_changes(value=cst.Name(target))]))],
-            leading_lines=[] if not cls.removed else statement.leading_lines)
-        return [copy] if cls.removed else [statement, copy.deep_clone()]
+        copy = twin(factory, target, local_base, keep_leading=cls.removed)
+        return [copy] if cls.removed else [factory.statement, copy]
 
     def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         mixin_units = cls.units_placed(Placement.MIXIN)
@@ -317,15 +332,15 @@ class _Emitter:
         # torch's MultiProcContinuousTest keeps its workers on the class, so a subclass of a concrete
         # continuous class inherits its base's (finished) workers (pytorch/pytorch#191745): the tests
         # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
-        bases = [n for n in self._continuous_bases(cls, has_mixin) if n != self.base_name]
+        continuous_base = self._continuous_base(cls)
+        bases = [n for n in self._continuous_bases(cls, has_mixin) if n != continuous_base]
         tests = cst.ClassDef(name=cst.Name(self._tests_mixin_name(cls)), bases=[cst.Arg(_expression(n)) for n in bases],
                              body=body, leading_lines=leading)
         concrete = cst.ClassDef(
             name=cst.Name(cls.continuous_name),
-            bases=[cst.Arg(_expression(self._tests_mixin_name(cls))), cst.Arg(_expression(self.base_name))],
+            bases=[cst.Arg(_expression(self._tests_mixin_name(cls))), cst.Arg(_expression(continuous_base))],
             body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
             decorators=node.decorators, leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-        self.uses_base = True
         return [tests.deep_clone(), concrete.deep_clone()]
 
     def _tests_mixin(self, cls: FamilyClass) -> bool:
@@ -340,11 +355,12 @@ class _Emitter:
 
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
-        # Without a world size of its own or from a kept base, the class had MultiProcessTestCase's default.
+        # Without a world size of its own or from a kept base, the class had its base's default.
         default_world_size = not cls.mro_defines("world_size") and not any(member.kept_bases for member in cls.mro())
-        self.uses_default_world_size = self.uses_default_world_size or default_world_size
-        self.uses_base = True
-        return class_statements(cls.analysis, default_world_size)
+        constant = cls.base.default_world_size.get(self.options.runtime)
+        if default_world_size and constant is not None:
+            self.needed[constant] = constant.name
+        return class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
 
     def _environment(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
@@ -359,9 +375,9 @@ class _Emitter:
     def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
         names: List[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls)
-        if self.options.runtime == "torch" and self.base_name not in names:
-            self.uses_base = True
-            names.append(self.base_name)  # the parent's tests come from its mixin
+        continuous_base = self._continuous_base(cls)
+        if self.options.runtime == "torch" and continuous_base not in names:
+            names.append(continuous_base)  # the parent's tests come from its mixin
         seen: Set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
@@ -380,9 +396,8 @@ class _Emitter:
                     out += self._bases_in_order(parent)
             elif any(base is kept for kept in cls.kept_bases):
                 out.append(code_of(base.value))
-            else:  # MultiProcessTestCase
-                self.uses_base = True
-                out.append(self.base_name)
+            else:  # the per-test base (MultiProcessTestCase, DTensorTestBase, ...)
+                out.append(self._continuous_base(cls))
         return out
 
     # -- imports ----------------------------------------------------------------------------
@@ -412,11 +427,8 @@ class _Emitter:
         self._schedule_removal(removed)
 
     def _fix_imports(self, module: cst.Module) -> cst.Module:
-        if self.uses_base:
-            alias = None if self.base_name == CONTINUOUS_BASE else self.base_name
-            self.imports.add(ImportSpec(self.runtime_module, CONTINUOUS_BASE, alias))
-        if self.uses_default_world_size:
-            self.imports.add(ImportSpec(TORCH_DISTRIBUTED_TESTING, "DEFAULT_WORLD_SIZE"))
+        for target, bound in self.needed.items():
+            self.imports.add(ImportSpec(target.module, target.name, None if bound == target.name else bound))
         return self.imports.apply(module)
 
 

@@ -21,7 +21,7 @@ import libcst as cst
 
 from distlint.analysis.pg.class_eligibility import uses_class_opts
 from distlint.codemods import members as m
-from distlint.codemods.bases.multi_process_test_case import RESERVED_MEMBERS, RUNTIME_READS
+from distlint.codemods.bases.spec import RUNTIME_READS
 from distlint.codemods.families import FamilyClass, Placement
 from distlint.codemods.report import Why
 from distlint.cst_utils import code_of
@@ -202,7 +202,7 @@ class Placer:
         root = cls.root
         mro_units = [u for member in cls.mro() for u in member.body.units]
         for unit in mro_units:
-            reserved = set(unit.names) & RESERVED_MEMBERS
+            reserved = set(unit.names) & root.base.reserved
             if reserved and self._placement_of(unit) in (Placement.MOVE, Placement.MIXIN, Placement.COPY):
                 return Why.RESERVED_MEMBER.code, f"{Why.RESERVED_MEMBER.text}: {sorted(reserved)[0]}"
         if not uses_class_opts(root.analysis) and any("opts" in u.names and self._placement_of(u) in (Placement.MOVE, Placement.MIXIN) for u in mro_units):

@@ -32,8 +32,9 @@ from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
-from distlint.codemods.bases.multi_process_test_case import BASE_NAME
 from distlint.codemods.external_bases import ExternalBases
+from distlint.codemods.bases import BASES
+from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan
 from distlint.codemods.placement import Placer
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
@@ -43,7 +44,6 @@ from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 from distlint.metadata import node_spans
 
-_INSTANTIATE = frozenset({"instantiate_parametrized_tests"})
 
 
 # -- building the plan ----------------------------------------------------------------------
@@ -64,7 +64,7 @@ class Planner:
         self.classes: Dict[str, FamilyClass] = {}
         self.order: List[FamilyClass] = []
         self.top_level_names: Set[str] = set()
-        self.instantiations: Dict[str, List[cst.SimpleStatementLine]] = {}
+        self.instantiations: Dict[str, List[FactoryCall]] = {}
         #: Edits per function (tests and helpers), and which tests need which helper rewritten.
         self.edits: Dict[int, FunctionEdits] = {}
         self.functions: Dict[int, cst.FunctionDef] = {}
@@ -137,7 +137,7 @@ class Planner:
                         family.children.append(cls)
                     continue
                 resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
-                if BASE_NAME not in {q.rsplit(".", 1)[-1] for q in resolved}:
+                if not BASES.keys() & {q.rsplit(".", 1)[-1] for q in resolved}:
                     cls.kept_bases.append(base)
                     self._check_external_base(cls, base, sorted(resolved)[0])
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
@@ -193,12 +193,26 @@ class Planner:
                 for node in _names_in([statement], family_names):
                     self._refuse_reference(node, f"in class {statement.name.value}")
                 continue
-            target = _instantiation_target(statement, self.names)
-            if target in family_names:
-                self.instantiations.setdefault(target, []).append(statement)  # type: ignore[arg-type]
+            factory = factory_call(statement)
+            if factory is not None and factory.source in family_names:
+                self._check_factory(factory)
+                self.instantiations.setdefault(factory.source, []).append(factory)
                 continue
             for node in _names_in([statement], family_names):
                 self._refuse_reference(node, "at module level")
+
+    def _check_factory(self, factory: FactoryCall) -> None:
+        """A factory call the continuous class cannot get a twin of keeps the class's tests."""
+        cls = self.classes[factory.source]
+        problem = factory.problem()
+        if problem is None and factory.kind == LOCAL_TENSOR:
+            name = local_tensor_name(cls.continuous_name)
+            if cls.base.local_tensor_base is None:
+                problem = f"{factory.source} is not a DTensor test class; migrate its local tensor twin by hand"
+            elif name in self.top_level_names:
+                problem = f"the name of the local tensor twin is taken: {name}"
+        if problem is not None:
+            cls.refuse(Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})")
 
     def _refuse_reference(self, node: cst.Name, where: str) -> None:
         cls = self.classes[node.value]
@@ -294,8 +308,10 @@ class Planner:
         """Edits that make the PG ``creation`` in ``function`` come from the shared PG."""
         function_edits = edits.setdefault(id(function), FunctionEdits.empty())
         kind = creation.kind
-        if kind is CreationKind.DEVICE_MESH:
-            return  # init_device_mesh reuses the existing default PG: nothing to change
+        if kind in (CreationKind.DEVICE_MESH, CreationKind.BASE_RUN):
+            # init_device_mesh reuses the existing default PG; the base's own PG (FSDPTest._run)
+            # is the continuous base's: nothing to change in the test.
+            return
         if kind is CreationKind.DECORATOR:
             decorator = next((d for d in function.decorators if d is creation.node or d.decorator is creation.node
                               or (isinstance(d.decorator, cst.Call) and d.decorator.func is creation.node)), None)
@@ -437,22 +453,6 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
     for node in nodes:
         node.visit(_Find())
     return found
-
-
-def _instantiation_target(statement: cst.BaseStatement, names: QualifiedNames) -> Optional[str]:
-    """``X`` for a module-level ``instantiate_parametrized_tests(X)`` statement."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    expression = statement.body[0]
-    if not isinstance(expression, cst.Expr) or not isinstance(expression.value, cst.Call):
-        return None
-    call = expression.value
-    written = dotted_name(call.func) or ""
-    if written.rsplit(".", 1)[-1] not in _INSTANTIATE:
-        return None
-    if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
-        return None
-    return call.args[0].value.value
 
 
 def _is_call_line(statement: cst.BaseStatement) -> bool:

@@ -136,10 +136,9 @@ class PerTestSpawnClass(LintRule):
                 def test_shard(self):
                     distribute_tensor(self.x, self.build_device_mesh(), [Shard(0)])
             """,
-            # distlint migrate rewrites MultiProcessTestCase classes only: none can move.
-            expected_message="`TestShard`: 1 test spawns world_size processes and creates a PG; none can move "
-                             "to a continuous class: 1 runs per-test through a base other than "
-                             "MultiProcessTestCase (select DL201 for each test)",
+            # distlint migrate moves it to the DTensor continuous base (and drops @with_comms).
+            expected_message="`TestShard`: 1 test spawns world_size processes and creates a PG; all 1 can move "
+                             "to a continuous class: run `distlint migrate`",
             line=5, column=1,
         ),
     ]

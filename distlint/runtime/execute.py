@@ -74,6 +74,18 @@ def seed_everything() -> None:
         numpy.random.seed(SEED)
 
 
+def reset_dtensor_rng() -> None:
+    """Forget DTensor's random-op RNG tracker, as a fresh process has none.
+
+    ``torch.distributed.tensor._random`` keeps one tracker per process, created by the
+    first random op on a DTensor; per-test ranks start without one, so tests of a shared
+    pool must too (a tracker left by one test would change the next test's values).
+    """
+    module = sys.modules.get("torch.distributed.tensor._random")
+    if module is not None and getattr(module, "_rng_tracker", None) is not None:
+        module._rng_tracker = None
+
+
 class RankSession:
     """What a rank process keeps between tests: its place in the world and set-up classes."""
 
@@ -148,6 +160,7 @@ class RankSession:
         test = cls(method_name)
         test.rank = self.rank
         seed_everything()
+        reset_dtensor_rng()
         failure_exception = getattr(test, "failureException", AssertionError)
         outcome: Tuple[Status, str] = (Status.PASSED, "")
         try:

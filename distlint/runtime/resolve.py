@@ -120,6 +120,10 @@ def _declared_device_type(cls: type) -> Optional[str]:
             return attr.fget(cls)
         if callable(attr):
             return attr()
+        if hasattr(attr, "__get__") and not isinstance(attr, str):
+            # Another descriptor (e.g. a device type readable as attribute and as call).
+            value = attr.__get__(None, cls)
+            return str(value() if callable(value) else value)
         return attr
     return None
 

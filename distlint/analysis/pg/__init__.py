@@ -95,6 +95,8 @@ def _analyze_class(context: ScanContext, cls: cst.ClassDef) -> ClassAnalysis:
         name=cls.name.value, node=cls, model=decided.model, model_reason=decided.reason,
         bases=tuple(_base_name(context, base) for base in cls.bases if base.keyword is None),
         subclasses=table.subclasses(names, cls))
+    if decided.model is ExecutionModel.PER_TEST_SPAWN:
+        analysis.per_test_base = decided.deciding_base or "MultiProcessTestCase"
     tests = [f for f in class_functions(cls) if f.name.value.startswith("test")]
     if decided.model is ExecutionModel.PER_TEST_SPAWN:
         _analyze_per_test(context, cls, analysis, tests, decided.deciding_base)

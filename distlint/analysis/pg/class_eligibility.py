@@ -19,8 +19,8 @@ from typing import Dict, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from distlint.analysis.pg.execution import (
-    CONTINUOUS_BASES, NOT_TARGET_BASES, PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_function,
-    external_base_names,
+    BASE_CHOOSES_BACKEND, BASE_PG_ATTRIBUTES, BASE_PG_MEMBERS, CONTINUOUS_BASES, MIGRATABLE_PER_TEST_BASES, NOT_TARGET_BASES,
+    PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_attribute, class_function, external_base_names,
 )
 from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
 from distlint.analysis.names import QualifiedNames
@@ -32,7 +32,8 @@ from distlint.cst_utils import code_of, is_string_statement
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
-OTHER_MULTIPROCESS_BASES = PER_TEST_BASES | CONTINUOUS_BASES | THREADED_BASES | NOT_TARGET_BASES
+OTHER_MULTIPROCESS_BASES = ((PER_TEST_BASES - MIGRATABLE_PER_TEST_BASES) | CONTINUOUS_BASES | THREADED_BASES
+                            | NOT_TARGET_BASES)
 HOOKS = ("setUp", "tearDown", "__init__")
 
 
@@ -59,6 +60,7 @@ def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: Qualif
                          for local in [table.local_base(names, base)] if local is not None
                          and local.name.value in per_test]
         own[name] = _own_reasons(cls, table, names, others, parents[name])
+        own[name] += _override_reasons(cls, table, names)
     for name, cls in per_test.items():
         if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             continue  # backend/options/timeout are about the MultiProcessTestCase rewrite it cannot get
@@ -164,18 +166,39 @@ def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[s
                   parents: List[str]) -> Optional[str]:
     if len(parents) > 1:
         return "the class has several per-test bases"
-    has_mptc = False
+    migratable = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
+    found: Set[str] = set()
     for base in cls.node.bases:
         if base.keyword is not None or (isinstance(base.value, cst.Name) and base.value.value in parents):
             continue
         last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
-        if MULTI_PROCESS_TEST_CASE in last:
-            has_mptc = True
+        if last & migratable:
+            found |= last & migratable
         elif last & others:
             return f"derives from {sorted(last & others)[0]}"
-    if not parents and not has_mptc:
-        return f"{cls.model_reason or 'per-test spawn'}, but not through {MULTI_PROCESS_TEST_CASE}"
+    if len(found) > 1:
+        return f"derives from both {' and '.join(sorted(found))}"
+    if not parents and not found:
+        return f"{cls.model_reason or 'per-test spawn'}, but not through a base distlint migrates"
     return None
+
+
+def _override_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> List[Ineligibility]:
+    """The class (or a same-file base) redefines what its torch base builds the per-test PG with."""
+    for member in BASE_PG_MEMBERS.get(cls.per_test_base, ()):
+        found = table.method(names, cls.node, member)
+        if found is not None:
+            owner, function = found
+            where = "" if owner is cls.node else f" (in {owner.name.value})"
+            return [Ineligibility(Reason.BASE_OVERRIDE, function, f"{member}{where}; {cls.per_test_base} uses it")]
+    for attribute in BASE_PG_ATTRIBUTES.get(cls.per_test_base, ()):
+        assigned = class_attribute(table, names, cls.node, attribute)
+        if assigned is not None:
+            owner, statement = assigned
+            where = "" if owner is cls.node else f" (in {owner.name.value})"
+            return [Ineligibility(Reason.BASE_OVERRIDE, statement, f"`{first_line(statement)}`{where}; "
+                                                                  f"{cls.per_test_base} builds its PG from it")]
+    return []
 
 
 def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
@@ -186,7 +209,7 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
     node = cls.node.name
     if parents and cls.backend is None and per_test[parents[0]].backend is not None:
         return []  # its tests join the base's continuous class, whose backend is known
-    if cls.backend is None:
+    if cls.backend is None and cls.per_test_base not in BASE_CHOOSES_BACKEND:
         # Say what to change: the continuous class needs the backend as a string literal.
         return [Ineligibility(Reason.UNKNOWN_BACKEND, node,
                               "no PG creation of the class passes its backend as a string literal "

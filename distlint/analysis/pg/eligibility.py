@@ -23,6 +23,8 @@ from distlint.cst_utils import code_of
 
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
 _TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hangs)(_|$)")
+#: Known helpers that are context managers around the test body (they set up more than the PG).
+CONTEXT_MANAGER_HELPERS = frozenset({"_dynamo_dist_per_rank_init"})
 #: World-size expressions that mean "the class's world size".
 _CLASS_WORLD_SIZE = frozenset({"self.world_size", "cls.world_size", "int(self.world_size)", "world_size"})
 
@@ -185,6 +187,9 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibi
     for creation, from_config in zip(creations, evidence.from_config):
         if from_config:
             reasons.add(Reason.UNRESOLVED_PG, creation.node, f"config helper {creation.chain[-1]}")
+        elif creation.chain and creation.chain[-1] in CONTEXT_MANAGER_HELPERS:
+            # The PG, and dynamo's config, are set up by a `with` around the whole body.
+            reasons.add(Reason.UNRESOLVED_PG, creation.node, f"`with {creation.chain[-1]}(...)` around the test body")
     return reasons.result()
 
 

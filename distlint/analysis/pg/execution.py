@@ -25,7 +25,26 @@ PER_TEST_BASES = frozenset({"DistributedTestBase", "DynamoDistributedMultiProcTe
                             "DTensorTestBase"})
 #: Per-test bases whose worker creates the PG itself before every test (no call in the test).
 BASE_RUN_PG = frozenset({"FSDPTest"})
+#: The per-test bases ``distlint migrate`` moves tests from (``MultiProcessTestCase`` is the
+#: fifth: its classes spawn in their own ``setUp``).
+MIGRATABLE_PER_TEST_BASES = frozenset({"DTensorTestBase", "FSDPTest", "DistributedTestBase",
+                                       "DynamoDistributedMultiProcTestCase"})
+#: Per-test bases that pick the PG's backend themselves (the device's default): their classes
+#: need no backend literal for the continuous class.
+BASE_CHOOSES_BACKEND = frozenset({"DTensorTestBase", "FSDPTest"})
+#: Members each base uses to build or tear down the per-test PG: a class that overrides one
+#: builds another PG than the continuous counterpart would.
+BASE_PG_MEMBERS = {
+    "DTensorTestBase": ("backend", "init_pg", "destroy_pg", "_run"),
+    "FSDPTest": ("_run", "init_method", "destroy_pg_upon_exit"),
+    "DistributedTestBase": ("backend", "_run"),
+    "DynamoDistributedMultiProcTestCase": ("backend", "_run"),
+}
+#: Class attributes that change the per-test PG of a base (``fake_pg = True``: FSDPTest's _run
+#: builds a fake-backend PG).
+BASE_PG_ATTRIBUTES = {"FSDPTest": ("fake_pg",)}
 CONTINUOUS_BASES = frozenset({"MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase",
+                              "DTensorContinuousTest", "FSDPContinuousTest",  # distlint.runtime's forms
                               "LocalDTensorContinuousTestBase", "FSDPTestContinuous", "C10dTorchCommsTestBase"})
 THREADED_BASES = frozenset({"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase",
                             "FSDPTestMultiThread"})
@@ -237,6 +256,19 @@ def world_size_fact(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef)
             elif isinstance(statement, cst.FunctionDef) and statement.name.value == "world_size":
                 return WorldSizeFact(_single_return(statement), statement, entry)
     return WorldSizeFact()
+
+
+def class_attribute(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef,
+                    name: str) -> Optional[Tuple[cst.ClassDef, cst.BaseStatement]]:
+    """``name = ...`` in the body of ``cls`` or a same-file base (first found): (owner, statement)."""
+    for entry in table.linearize(names, cls):
+        if not isinstance(entry, cst.ClassDef):
+            continue
+        for statement in entry.body.body if isinstance(entry.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                    _class_assignment(small, name) is not None for small in statement.body):
+                return entry, statement
+    return None
 
 
 def _class_assignment(small: cst.BaseSmallStatement, name: str) -> Optional[cst.BaseExpression]:
