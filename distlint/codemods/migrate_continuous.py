@@ -449,9 +449,8 @@ def _variant_opts(variant: OptionsVariant, tests: Sequence[str]) -> cst.Function
     """``opts()`` of the continuous class for an options variant: the runtime builds its PG with it."""
     params = ", ".join(f"{keyword}={value}" for keyword, value in variant)
     passed = ", ".join(f"{keyword}={keyword}" for keyword, _ in variant)
-    shown = ", ".join(f"{keyword}={value}" for keyword, value in variant)
     source = (f"@classmethod\ndef opts(cls, {params}, **kwargs):\n"
-              f"    \"\"\"The PG options of {', '.join(tests)}: opts({shown}).\"\"\"\n"
+              f"    \"\"\"The PG options of {', '.join(tests)}: opts({params}).\"\"\"\n"
               f"    return super().opts({passed}, **kwargs)\n")
     return cst.ensure_type(cst.parse_statement(source), cst.FunctionDef)
 
