@@ -4,7 +4,9 @@ Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process read
 file and answers what it can from the cache without importing libcst; only cache
 misses reach the linter, serially when there are few of them and in a process pool
 when there are enough to pay for the workers' start-up. Worker processes are
-forked after the parent has imported the rules, so they start warm.
+forked after the parent has imported the rules, so they start warm. Serially, each file
+is screened first (:mod:`distlint.screening`), and libcst and the rules are imported only
+for a file some rule may report in: a run of clean files never imports them.
 
 Fixes are computed in the workers and written by the main process through
 :func:`distlint.safe_write.write_python_atomically` (temp file, re-parse, keep mode,
@@ -23,6 +25,7 @@ from distlint.cache import CACHE_DIRECTORY_NAME, Cache, content_digest
 from distlint.config import Config, ConfigResolver, Overrides
 from distlint.discovery import Diagnostic, Target, discover
 from distlint.findings import FileResult, Finding
+from distlint.screening import screen_file
 
 #: Below this many cache misses the pool's start-up costs more than it saves.
 MIN_FILES_FOR_POOL = 12
@@ -127,10 +130,13 @@ class _TaskResult:
 
 def _check_one(task: _Task) -> _TaskResult:
     """Lint (and maybe fix) one file. Never raises: a crash becomes that file's error."""
-    from distlint.linter import fix_source, lint_source
-
     try:
-        first = lint_source(task.source, task.path, task.config)
+        screened = screen_file(task.source, task.path, task.config)
+        if screened.result is not None:  # settled without libcst: no finding, nothing to fix
+            return _TaskResult(task.path, screened.result)
+        from distlint.linter import fix_source, lint_source
+
+        first = lint_source(task.source, task.path, task.config, screened=screened)
     except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the other files
         message = f"{task.path}: error: internal error in distlint: {type(exc).__name__}: {exc}"
         return _TaskResult(task.path, FileResult(task.path, error=message.splitlines()[0]), internal_error=True)
@@ -167,10 +173,6 @@ def _pool_context():  # -> multiprocessing.context.BaseContext (imported only wh
 
 def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallback]) -> Tuple[List[_TaskResult], int]:
     """Run ``tasks``; return the results and how many worker processes were used."""
-    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
-    from distlint.rules import all_rules
-
-    all_rules()
     total = len(tasks)
     workers = min(jobs, total // MIN_FILES_PER_WORKER) if total >= MIN_FILES_FOR_POOL else 1
     results: List[_TaskResult] = []
@@ -182,6 +184,11 @@ def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallbac
         return results, 0
     import concurrent.futures
     import concurrent.futures.process
+
+    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
+    from distlint.rules import all_rules
+
+    all_rules()
 
     # Largest files first: the slowest files start early instead of finishing last.
     ordered = sorted(tasks, key=lambda task: len(task.source), reverse=True)
