@@ -1,7 +1,8 @@
 """Many files: discovery -> cache lookup -> lint (in worker processes) -> cache -> fixes.
 
-Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process reads and hashes every
-file and answers what it can from the cache without importing libcst; only cache
+Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process answers unchanged
+files (same ``stat``) from the cache's index, reads and hashes the others and answers what
+it can from the cache, without importing libcst; only cache
 misses reach the linter, serially when there are few of them and in a process pool
 when there are enough to pay for the workers' start-up. Worker processes are
 forked after the parent has imported the rules, so they start warm. Serially, each file
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from distlint.cache import CACHE_DIRECTORY_NAME, Cache, content_digest
+from distlint.cache import CACHE_DIRECTORY_NAME, Cache, FileStat, content_digest, file_stat
 from distlint.config import Config, ConfigResolver, Overrides
 from distlint.discovery import Diagnostic, Target, discover
 from distlint.findings import FileResult, Finding
@@ -274,8 +275,17 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
     tasks: List[_Task] = []
     keys: Dict[str, str] = {}
     sources: Dict[str, bytes] = {}
+    stats: Dict[str, Optional[FileStat]] = {}
     hits = 0
     for target in found.targets:
+        if cache is not None:
+            # Unchanged since the last run (same stat): answered without reading the file.
+            stat = stats[target.path] = file_stat(target.path)
+            cached = cache.lookup_stat(target.config, target.path, stat) if stat is not None else None
+            if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
+                outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
+                hits += 1
+                continue
         source, error = _read(target)
         if source is None:
             outcomes[target.path] = FileOutcome(target.path, FileResult(target.path, error=error))
@@ -283,6 +293,8 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         if cache is not None:
             key = keys[target.path] = cache.entry_key(target.config, target.path, content_digest(source))
             cached = cache.load(target.path, key)
+            if cached is not None:
+                cache.remember(target.config, target.path, stats[target.path], cached)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -298,8 +310,11 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         outcomes[result.path] = outcome
         if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result.first)
+            cache.remember(targets[result.path].config, result.path, stats[result.path], result.first)
     if options.mode == "fix":
         _write_fixes(outcomes.values(), targets, cache)
+    if cache is not None:
+        cache.save_indexes()
     if cache is not None and cache.write_failed:
         found.diagnostics.append(Diagnostic(str(cache.directory), f"cache not written: {cache.write_failed}",
                                             "warning"))
@@ -337,3 +352,4 @@ def _write_fixes(outcomes, targets: Dict[str, Target], cache: Optional[Cache]) -
             target = targets[outcome.path]
             key = cache.entry_key(target.config, outcome.path, content_digest(outcome.fixed))
             cache.store(outcome.path, key, outcome.result)
+            cache.forget(target.config, outcome.path)  # rewritten: the next run checks its bytes
