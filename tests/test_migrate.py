@@ -130,11 +130,11 @@ def test_report_names_every_test_left_behind_with_its_reason() -> None:
         "test_reduce_scatter_high_priority": "custom-options",
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
-        "test_barrier": "class-environment",
-        "test_all_gather_into_tensor": "subclass",
     }
     moved = [name for cls in report.classes for name in cls.moved]
-    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_distribute_tensor"]
+    # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env).
+    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_barrier", "test_all_gather_into_tensor",
+                     "test_distribute_tensor"]
 
 
 def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
@@ -266,13 +266,14 @@ def test_round_trip_with_the_pg_rules(case: Path) -> None:
 
 
 COLLECTOR = textwrap.dedent('''
-    import importlib.machinery, importlib.util, json, sys, unittest
+    import importlib.machinery, importlib.util, json, os, sys, unittest
     import torch.distributed as dist
 
     dist.is_nccl_available = lambda: True  # the NCCL fixture exits at import without NCCL; names only
     out = {}
     for index, path in enumerate(sys.argv[1:]):
         name = f"collected_{index}"
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its sibling modules (common_*.py)
         loader = importlib.machinery.SourceFileLoader(name, path)
         module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
         sys.modules[name] = module
@@ -301,6 +302,8 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
             result = _migrate(case, runtime)
             target = tmp_path / runtime / case.name
             target.parent.mkdir(exist_ok=True)
+            for sibling in FIXTURES.glob("common_*.py"):  # modules the fixtures import their bases from
+                (target.parent / sibling.name).write_bytes(sibling.read_bytes())
             target.write_bytes(result.migrated)
             files.append(str(target))
             renamed[str(target)] = _continuous_class_names(result)
@@ -700,9 +703,16 @@ GLOO_ARGS = '"gloo", store=store, rank=self.rank, world_size=self.world_size'
     # A subclass overrides the test.
     (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
      + "\n\nclass U(T):\n    def test_all_reduce(self):\n        pass\n", "overridden"),
+    # PG environment set after the ranks were spawned (they never see it), or not a literal.
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
+        "self._spawn_processes()", 'self._spawn_processes()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"'),
+     "class-environment"),
+    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
+        "super().setUp()", 'super().setUp()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)'),
+     "class-environment"),
 ])
 def test_refusals_on_small_inputs(body: str, code: str) -> None:
-    source = PER_TEST_HEADER + "    from datetime import timedelta\n" + textwrap.indent(body, "    ")
+    source = PER_TEST_HEADER + "    import os\n    from datetime import timedelta\n" + textwrap.indent(body, "    ")
     result = _source_result(source)
     assert result.error is None and not result.changed, result.diff()
     codes = {entry.code for cls in result.report.classes for entry in cls.left}
@@ -728,7 +738,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 #: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
 MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper",
                               "reserved-member", "overridden", "base-mismatch",
-                              "opts-with-default-options"})
+                              "opts-with-default-options", "external-base"})
 AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
 
 
@@ -749,3 +759,79 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
     assert moved <= migratable, f"migrate moved tests DL201 calls per-test-only: {sorted(moved - migratable)}"
     assert migratable - moved <= mechanical, (
         f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}")
+
+
+def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_path: Path) -> None:
+    """A base distlint cannot read may define tests: its class stays (the multiset must not grow)."""
+    source = textwrap.dedent(PER_TEST_HEADER + '''
+    from nowhere_to_be_found import SharedChecks
+
+    class AllReduceTest(SharedChecks, MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_sum(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+            dist.all_reduce(torch.ones(1))
+    ''').encode()
+    path = tmp_path / "test_unseen.py"
+    result = migrate_source(source, str(path))
+    assert not result.changed
+    [left] = result.report.classes[0].left
+    assert left.code == "external-base" and "nowhere_to_be_found.SharedChecks" in left.text
+    # Once the module is there and defines no tests, the base goes with the moved test.
+    (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
+    moved = migrate_source(source, str(path))
+    assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
+    assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()
+
+
+def test_torch_runtime_concrete_classes_derive_from_torchs_class_directly() -> None:
+    """torch's MultiProcContinuousTest keeps its workers on the class: a concrete continuous class
+    must never derive from another one (pytorch/pytorch#191745); the tests come from a mixin."""
+    result = _migrate(FIXTURES / "test_gloo_subclass_env.py", "torch")
+    module = cst.parse_module(result.migrated)
+    classes = {s.name.value: [code for code in (cst.Module([]).code_for_node(b.value) for b in s.bases)]
+               for s in module.body if isinstance(s, cst.ClassDef)}
+    concrete = {name for name, bases in classes.items() if "MultiProcContinuousTest" in bases}
+    assert concrete == {"GlooCollectivesTestContinuous", "GlooCollectivesWideTestContinuous",
+                        "GlooCollectivesFlagTestContinuous"}
+    for name in concrete:
+        assert classes[name] == ["GlooCollectivesTestContinuousTests", "MultiProcContinuousTest"]
+    assert classes["GlooCollectivesTestContinuousTests"] == []
+    # The environment the per-test setUp set before spawning is set around torch's spawn.
+    assert 'unittest.mock.patch.dict(os.environ, {"DISTLINT_FIXTURE_FLAG": "1"})' in result.migrated.decode()
+
+
+def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
+    """``super(Class, self)`` in a member that moves becomes ``super()``; one that names another
+    class, or sits in a nested scope (no ``__class__`` there), keeps the class in place."""
+    source = PER_TEST_HEADER + '''
+    class Helpers:
+        def _tensor(self):
+            return torch.ones(2)
+
+    class DistributedDataParallelTest(Helpers, MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super(DistributedDataParallelTest, self).setUp()
+            self._spawn_processes()
+
+        def _tensor(self):
+            return super(DistributedDataParallelTest, self)._tensor() * 2
+
+        def test_all_reduce(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+            t = self._tensor()
+            dist.all_reduce(t)
+    '''
+    result = _source_result(source)
+    assert result.report.classes[0].moved == ["test_all_reduce"]
+    migrated = result.migrated.decode()
+    assert "return super()._tensor() * 2" in migrated and "super(DistributedDataParallelTest" not in migrated
+    for blocked in ("super(Helpers, self)._tensor()", "[super(DistributedDataParallelTest, self) for _ in (1,)][0]._tensor()"):
+        refused = _source_result(source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked))
+        assert not refused.changed
+        assert {left.code for left in refused.report.classes[0].left} == {"class-body"}

@@ -39,10 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "migrate"
 GLOO_FIXTURES = sorted(FIXTURES.glob("test_gloo_*.py"))
 RUNTIMES = ("distlint", "torch")
-#: Fixtures also run on torch's continuous class (``--runtime torch``). Not cheap (about
-#: 25 s more on two cores: every class's workers import torch.testing._internal), so only
-#: with DISTLINT_TEST_TORCH_RUNTIME=1; the golden and collection tests cover its code.
-TORCH_RUNTIME_FIXTURES = ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
+#: Fixtures also run on torch's continuous class (``--runtime torch``), in the default run: the
+#: subclass/environment structure torch's class needs (a tests mixin, the environment set around
+#: torch's spawn) is only proven by running it; DISTLINT_TEST_TORCH_RUNTIME=1 adds the others.
+TORCH_RUNTIME_FIXTURES = ("test_gloo_subclass_env.py", "test_gloo_c10d_shaped.py") + (
+    ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ())
 #: Fixtures always also run on torch's continuous base: the DTensor one (torch's
 #: DTensorContinuousTestBase and LocalDTensorContinuousTestBase are what PyTorch's own files
 #: convert to). The FSDP and DistributedTestBase ones with DISTLINT_TEST_TORCH_RUNTIME=1.
@@ -111,12 +112,14 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
         original_dir = base / fixture.stem / "original"
         original_dir.mkdir(parents=True)
         (original_dir / fixture.name).write_bytes(source)
+        _copy_siblings(original_dir)
         jobs[(fixture.name, "original")] = (original_dir / fixture.name, {})
         for runtime in _runtimes(fixture.name):
-            result = migrate_source(source, fixture.name, options=MigrateOptions(runtime=runtime))
+            result = migrate_source(source, str(fixture), options=MigrateOptions(runtime=runtime))
             assert result.error is None and result.changed, f"{fixture.name} ({runtime}) must migrate"
             directory = base / fixture.stem / runtime
             directory.mkdir()
+            _copy_siblings(directory)
             (directory / fixture.name).write_bytes(result.migrated)
             renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
             # A create_local_tensor_test_class twin of a moved class (local_tensor_name of either).
@@ -129,6 +132,12 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
             results[key] = future.result()
             results[key].renamed = jobs[key][1]
     return results
+
+
+def _copy_siblings(directory: Path) -> None:
+    """The modules fixtures import their bases from (``common_*.py``, like test_c10d_common.py)."""
+    for sibling in FIXTURES.glob("common_*.py"):
+        (directory / sibling.name).write_bytes(sibling.read_bytes())
 
 
 def _by_outcome(run: Run) -> Dict[str, Counter]:

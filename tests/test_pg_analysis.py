@@ -422,10 +422,50 @@ class Variant(Base):
     assert base.backend == "nccl"
     assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
     assert module.by_name("Variant").bases == ("Base",)
-    # The setUp environment is a class-level reason (a continuous class's workers start before
-    # any setUp): the class and each of its PG tests carry it, with no test-level reason.
-    assert [i.reason for i in base.ineligible] == [Reason.CLASS_ENVIRONMENT]
-    assert [i.reason for i in base.tests[0].ineligible] == [Reason.CLASS_ENVIRONMENT]
+    # A literal write before the spawn is declarable (the continuous class's worker_env): no reason,
+    # and the subclass runs with the same environment.
+    assert base.environment == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    assert base.ineligible == [] and base.tests[0].ineligible == []
+    assert module.by_name("Variant").environment == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+
+
+@pytest.mark.parametrize("setup, declared", [
+    # Written before the subclass calls super().setUp() (which spawns): its value is the last write.
+    ('os.environ["TORCH_GLOO_LAZY_INIT"] = "1"\n        super().setUp()',
+     {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "TORCH_GLOO_LAZY_INIT": "1"}),
+    # Written after the base spawned the ranks: they never see it.
+    ('super().setUp()\n        os.environ["TORCH_GLOO_LAZY_INIT"] = "1"', None),
+    # Not a literal.
+    ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)\n        super().setUp()', None),
+])
+def test_class_environment_is_declared_or_a_reason(setup, declared):
+    module = analyse(HEADER + f"""
+class Base(MultiProcessTestCase):
+    world_size = 2
+
+    def setUp(self):
+        os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        super().setUp()
+        self._spawn_processes()
+
+    def test_a(self):
+        dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                rank=self.rank, world_size=self.world_size)
+
+
+class Variant(Base):
+    def setUp(self):
+        {setup}
+
+    def tearDown(self):
+        os.environ.pop("TORCH_GLOO_LAZY_INIT", None)
+        super().tearDown()
+""")
+    variant = module.by_name("Variant")
+    if declared is None:
+        assert [i.reason for i in variant.ineligible] == [Reason.CLASS_ENVIRONMENT]
+    else:
+        assert variant.ineligible == [] and variant.environment == declared
 
 
 # -- reasons ---------------------------------------------------------------------------------------
@@ -564,10 +604,8 @@ def test_reassigned_helper_parameter_is_not_taken_from_the_default():
         """))
     (creation,) = analysis.tests[0].creations
     assert code(creation.world_size) == "world_size"
-    # No test-level reason; the backend (the default dist.Backend.GLOO) is not a string literal
-    # distlint can carry into backend_str(), a class-level reason that says so.
-    [reason] = analysis.tests[0].ineligible
-    assert reason.reason is Reason.UNKNOWN_BACKEND and "string literal" in reason.detail
+    # No reason at all: the backend (the default dist.Backend.GLOO) is resolved like "gloo".
+    assert analysis.tests[0].ineligible == [] and analysis.backend == "gloo"
 
 
 @pytest.mark.parametrize("call,reported", [
@@ -663,3 +701,23 @@ def test_the_agreement_check_rejects_bad_grammar():
     assert not _agree("passes their own timeout", "pass their own timeout")
     assert not _agree("aborts or shut down the PG", "abort or shut down the PG")
     assert not _agree("inherit a base class", "inherit a base class")
+
+
+@pytest.mark.parametrize("constants, backend, expected", [
+    ('BACKEND = "gloo"', "BACKEND", "gloo"),
+    ("", "dist.Backend.NCCL", "nccl"),
+    ("import torch.distributed as c10d", "c10d.Backend.GLOO", "gloo"),
+    ("BACKEND = dist.Backend.GLOO", "BACKEND", "gloo"),
+    ('BACKEND: str = "nccl"', "BACKEND", "nccl"),
+    # Bound twice at module level (or not to a backend): distlint cannot tell which.
+    ('BACKEND = "gloo"\nif sys.platform == "win32":\n    pass\nBACKEND = "nccl"', "BACKEND", None),
+    ("BACKEND = os.environ['BACKEND']", "BACKEND", None),
+])
+def test_backend_from_a_constant_or_torchs_backend_enum(constants, backend, expected):
+    analysis = only_class(per_test_class(f"""
+        def test_all_reduce(self):
+            dist.init_process_group({backend}, init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+        """, extra=constants + "\n"))
+    assert analysis.backend == expected
+    assert (Reason.UNKNOWN_BACKEND in {i.reason for i in analysis.ineligible}) == (expected is None)

@@ -126,7 +126,9 @@ def imported_modules(path: Path, module_level_only: bool = False) -> Set[str]:
 def third_party_imports() -> Dict[str, Set[str]]:
     """Top-level third-party module -> the files importing it: the executed files, and torch's test
     helpers they reach (module-level imports, followed from helper to helper)."""
-    local = {p.stem for p in ROOT.joinpath("tests").rglob("*.py")} | {"distlint"}
+    # Fixtures import sibling modules (common_*.py, as PyTorch's tests import test_c10d_common.py).
+    local = {p.stem for p in [*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("fixtures").rglob("*.py")]}
+    local |= {"distlint"}
     found: Dict[str, Set[str]] = {}
     todo: List[Tuple[Path, bool]] = [(path, False) for path in EXECUTED]
     seen: Set[Path] = set()

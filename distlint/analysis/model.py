@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -115,9 +115,11 @@ class Reason(CodedEnum):
         many="are in a class that overrides how its base builds the PG", short="class overrides the base's PG setup")
     CLASS_ENVIRONMENT = ReasonText(
         "class-environment",
-        "the class's setUp sets PG environment; a continuous class's workers start once, before any setUp runs",
-        one="is in a class whose setUp sets PG environment", many="are in a class whose setUp sets PG environment",
-        short="class setUp sets PG environment")
+        "the class's setUp sets environment a continuous class cannot declare (not a literal "
+        "`os.environ[\"KEY\"] = \"value\"` before the workers are spawned)",
+        one="is in a class whose setUp sets environment it cannot declare",
+        many="are in a class whose setUp sets environment it cannot declare",
+        short="class setUp sets undeclarable environment")
     CLASS_SETUP = ReasonText(
         "class-setup",
         "the class's setUp/tearDown do more than spawn the workers; a continuous class runs them in the "
@@ -269,6 +271,9 @@ class ClassAnalysis:
     #: (``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``): a continuous class must set them
     #: before its workers start.
     setup_environment: List[cst.BaseStatement] = field(default_factory=list)
+    #: The environment the class's setUp chain sets before spawning, when every write is a literal
+    #: ``os.environ["KEY"] = "value"`` there (a continuous class declares it: ``worker_env``).
+    environment: Dict[str, str] = field(default_factory=dict)
     #: Per-test classes: the torch base that makes them per-test (``DTensorTestBase``, ``FSDPTest``,
     #: ``DistributedTestBase``, ...), or ``MultiProcessTestCase`` for a class whose setUp spawns.
     per_test_base: str = ""

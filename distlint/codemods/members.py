@@ -14,6 +14,7 @@ from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from distlint.codemods.rewrite import zero_arg_super
 from distlint.cst_utils import docstring_statement
 
 #: unittest collects every method whose name starts with this (``testFoo`` too).
@@ -177,13 +178,19 @@ def uses_of_unit(unit: Unit) -> FrozenSet[str]:
     return member_uses([unit.statement])
 
 
-def needs_fixed_class(nodes: Iterable[cst.CSTNode]) -> Optional[str]:
-    """Why code cannot change class (``super(X, self)``, name-mangled ``self.__x``), or None."""
+def needs_fixed_class(nodes: Iterable[cst.CSTNode], owner: str = "") -> Optional[str]:
+    """Why code cannot change class (``super(X, self)`` that cannot become ``super()``,
+    name-mangled ``self.__x``), or None. ``owner``: the class the code is in now."""
     uses = _Uses()
     for node in nodes:
-        node.visit(uses)
+        explicit = _Uses()
+        node.visit(explicit)
+        uses.mangled = uses.mangled or explicit.mangled
+        if explicit.explicit_super and not (isinstance(node, cst.FunctionDef) and owner
+                                            and zero_arg_super(node, owner) is not None):
+            uses.explicit_super = True
     if uses.explicit_super:
-        return "calls super() with explicit arguments"
+        return "calls super() with arguments other than its own class and self (or in a nested scope)"
     if uses.mangled:
         return "uses a name-mangled self.__attribute"
     return None

@@ -28,6 +28,7 @@ from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods import members as m
+from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target, class_statements
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
@@ -35,7 +36,7 @@ from distlint.codemods.main_block_runner import finish_runner, point_runner_at_p
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, strip_blank_leading, to_classmethod,
-                                       with_blank_leading)
+                                       with_blank_leading, zero_arg_super)
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, code_of, is_string_statement
 from distlint.imports import ImportChanges, ImportSpec, add_imports
@@ -124,7 +125,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         return result
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix).plan()
+        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix, path).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:
@@ -236,7 +237,10 @@ class _Emitter:
         if factory.kind == LOCAL_TENSOR:
             assert cls.base.local_tensor_base is not None  # the plan refused the class otherwise
             local_base = self._use(cls.base.local_tensor_base[self.options.runtime])
-        copy = twin(factory, cls.continuous_name, local_base, keep_leading=cls.removed)
+        # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
+        # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
+        target = self._tests_mixin_name(cls) if self._tests_mixin(cls) else cls.continuous_name
+        copy = twin(factory, target, local_base, keep_leading=cls.removed)
         return [copy] if cls.removed else [factory.statement, copy]
 
     def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
@@ -253,7 +257,7 @@ class _Emitter:
             self._schedule_removal([b.value for b in cls.node.bases])
         self._schedule_removal([u.statement for u in cls.units_placed(Placement.DROP)])
         if cls.has_continuous:
-            out.append(self._continuous(cls, bool(mixin_units)))
+            out.extend(self._continuous(cls, bool(mixin_units)))
         return out
 
     # -- the three classes --------------------------------------------------------------------
@@ -266,7 +270,7 @@ class _Emitter:
             statement = rewritten
         if id(unit.statement) in self.plan.classmethod_opts and isinstance(statement, cst.FunctionDef):
             statement = to_classmethod(statement)
-        return statement
+        return _movable(statement, cls.name)
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
         partner = cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
@@ -297,7 +301,7 @@ class _Emitter:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
-    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
+    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> List[cst.ClassDef]:
         statements: List[cst.BaseStatement] = []
         docstring = cls.body.docstring
         if cls.removed and docstring is not None:
@@ -305,6 +309,7 @@ class _Emitter:
         # Class attributes first, then what the runtime reads, then methods and tests in source order.
         statements += [self._unit_statement(cls, u) for u in cls.body.units
                        if u.kind == "attribute" and cls.placement.get(id(u.statement)) in (Placement.MOVE, Placement.COPY)]
+        statements.extend(self._environment(cls))
         if cls is cls.root:
             statements.extend(self._class_facts(cls))
         moved_tests = {id(d.test.node) for d in cls.moved_tests()}
@@ -312,19 +317,41 @@ class _Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
-                statements.append(self.plan.rewritten.get(key, unit.statement))
+                statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
             elif unit.kind in ("method", "class") and cls.placement.get(key) in (Placement.MOVE, Placement.COPY):
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
-        continuous = cst.ClassDef(
+        body = cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])])
+        leading = node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()]
+        if not self._tests_mixin(cls):
+            continuous = cst.ClassDef(name=cst.Name(cls.continuous_name),
+                                      bases=[cst.Arg(_expression(n)) for n in self._continuous_bases(cls, has_mixin)],
+                                      body=body, decorators=node.decorators, leading_lines=leading)
+            # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
+            return [continuous.deep_clone()]
+        # torch's MultiProcContinuousTest keeps its workers on the class, so a subclass of a concrete
+        # continuous class inherits its base's (finished) workers (pytorch/pytorch#191745): the tests
+        # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
+        continuous_base = self._continuous_base(cls)
+        bases = [n for n in self._continuous_bases(cls, has_mixin) if n != continuous_base]
+        tests = cst.ClassDef(name=cst.Name(self._tests_mixin_name(cls)), bases=[cst.Arg(_expression(n)) for n in bases],
+                             body=body, leading_lines=leading)
+        concrete = cst.ClassDef(
             name=cst.Name(cls.continuous_name),
-            bases=[cst.Arg(_expression(name)) for name in self._continuous_bases(cls, has_mixin)],
-            body=cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]),
-            decorators=node.decorators,
-            leading_lines=node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()],
-        )
-        # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
-        return continuous.deep_clone()
+            bases=[cst.Arg(_expression(self._tests_mixin_name(cls))), cst.Arg(_expression(continuous_base))],
+            body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
+            decorators=node.decorators, leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        return [tests.deep_clone(), concrete.deep_clone()]
+
+    def _tests_mixin(self, cls: FamilyClass) -> bool:
+        """Whether ``cls``'s continuous tests go to a mixin: with torch's class, when a subclass's
+        continuous class derives from it."""
+        return self.options.runtime == "torch" and any(child.has_continuous for child in cls.children)
+
+    @staticmethod
+    def _tests_mixin_name(cls: FamilyClass) -> str:
+        name = f"{cls.continuous_name}Tests"
+        return f"_{name}" if name.startswith("Test") else name  # pytest would collect a Test* mixin
 
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
@@ -335,9 +362,22 @@ class _Emitter:
             self.needed[constant] = constant.name
         return class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
 
+    def _environment(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+        """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
+        environment = cls.analysis.environment
+        if cls is not cls.root and cls.parent is not None and cls.parent.analysis.environment == environment:
+            return []  # inherited from the parent's continuous class
+        if environment and self.options.runtime == "torch":
+            self.imports.add(ImportSpec("os"))
+            self.imports.add(ImportSpec("unittest.mock"))
+        return environment_statements(environment, self.options.runtime)
+
     def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
         names: List[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls)
+        continuous_base = self._continuous_base(cls)
+        if self.options.runtime == "torch" and continuous_base not in names:
+            names.append(continuous_base)  # the parent's tests come from its mixin
         seen: Set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
@@ -346,7 +386,9 @@ class _Emitter:
         for base in cls.node.bases:
             if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
                 parent = cls.parent
-                if parent.has_continuous:
+                if parent.has_continuous and self._tests_mixin(parent):
+                    out.append(self._tests_mixin_name(parent))
+                elif parent.has_continuous:
                     out.append(parent.continuous_name)
                 else:
                     if parent.has_mixin:
@@ -394,6 +436,16 @@ def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Seq
     """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
     return ensure_main_block(module, runner_module=runner, runners=runners)
+
+
+def _movable(statement: cst.BaseStatement, owner: str) -> cst.BaseStatement:
+    """A member leaving class ``owner``: ``super(owner, self)`` becomes ``super()`` (the planner
+    refused the class when that is not possible)."""
+    if isinstance(statement, cst.FunctionDef):
+        rewritten = zero_arg_super(statement, owner)
+        if rewritten is not None:
+            return rewritten
+    return statement
 
 
 def _expression(text: str) -> cst.BaseExpression:

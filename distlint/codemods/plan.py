@@ -32,6 +32,7 @@ from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
+from distlint.codemods.external_bases import ExternalBases
 from distlint.codemods.bases import BASES
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan
@@ -48,8 +49,13 @@ from distlint.metadata import node_spans
 # -- building the plan ----------------------------------------------------------------------
 
 class Planner:
-    def __init__(self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str) -> None:
+    def __init__(self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str,
+                 path: Optional[str] = None) -> None:
         self.wrapper = wrapper
+        #: Bases from other modules, read next to ``path`` (their tests must not be inherited twice).
+        self.external = ExternalBases(path)
+        #: class -> (base as written, tests it inherits from that base): reported as left.
+        self.external_tests: Dict[str, List[Tuple[str, Tuple[str, ...]]]] = {}
         self.module = wrapper.module
         self.analysis = analysis
         self.config = config
@@ -133,9 +139,27 @@ class Planner:
                 resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
                 if not BASES.keys() & {q.rsplit(".", 1)[-1] for q in resolved}:
                     cls.kept_bases.append(base)
+                    self._check_external_base(cls, base, sorted(resolved)[0])
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
+
+    def _check_external_base(self, cls: FamilyClass, base: cst.Arg, qualified: str) -> None:
+        """A base from another module goes to the continuous class only when it brings no tests:
+        the per-test class keeps inheriting them, so the continuous class would run them again."""
+        written = code_of(base.value)
+        found = self.external.tests_of(qualified)
+        if found.unseen is not None:
+            cls.refuse(Why.EXTERNAL_BASE.code, f"derives from {written}, whose tests distlint cannot see "
+                                               f"({found.unseen}); a continuous class deriving from it could "
+                                               "run them twice")
+        elif found.tests:
+            self.external_tests.setdefault(cls.name, []).append((written, found.tests))
+            shown = ", ".join(found.tests[:3]) + (", ..." if len(found.tests) > 3 else "")
+            count = f"{len(found.tests)} test{'s' if len(found.tests) > 1 else ''}"
+            cls.refuse(Why.EXTERNAL_BASE.code, f"derives from {written}, which defines {count} of its own "
+                                               f"({shown}); a continuous class deriving from it would run "
+                                               "them twice")
 
     # -- 3. bodies ------------------------------------------------------------------------------
     def _check_bodies(self) -> None:
@@ -144,9 +168,12 @@ class Planner:
                 cls.refuse(Why.CLASS_BODY.code, f"line {self.line_of(unit.statement)} of the class body is "
                                                 "neither a method nor a class attribute")
             movable = [u.statement for u in cls.body.units if u.kind in ("method", "attribute", "class", "test")]
-            problem = m.needs_fixed_class(movable)
+            problem = m.needs_fixed_class(movable, cls.name)
             if problem:
                 cls.refuse(Why.CLASS_BODY.code, f"a member {problem}, which breaks when it changes class")
+            if cls.analysis.environment and any(cls.body.defines(name) for name in ("setUpClass", "worker_env")):
+                cls.refuse(Why.CLASS_BODY.code, "its setUp sets environment the continuous class must declare, "
+                                                "and it defines setUpClass or worker_env itself")
 
     def _check_module_references(self) -> None:
         """A class used by module-level code other than ``instantiate_parametrized_tests(X)``."""
@@ -343,6 +370,12 @@ class Planner:
                     entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
             for name in cls.unanalysed_tests:
                 entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
+            own = {name for unit in cls.body.units for name in unit.names}
+            for written, tests in self.external_tests.get(cls.name, ()):
+                for name in tests:
+                    if name not in own:
+                        entry.left.append(LeftBehind(name, Why.EXTERNAL_BASE.code,
+                                                     f"inherited from {written}, defined in another module"))
             for helper, name in self._helper_class_tests(cls):
                 entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,
                                              f"inherited from {helper}, a class distlint does not analyse"))
@@ -407,6 +440,15 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
         def visit_Attribute(self, node: cst.Attribute) -> bool:
             node.value.visit(self)  # ``x.ClassName`` is an attribute, not a reference
             return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            if isinstance(node.func, cst.Name) and node.func.value == "super" and node.args:
+                # ``super(ClassName, self)``: becomes ``super()`` when the member moves (or the
+                # class is refused for it: members.needs_fixed_class).
+                for arg in node.args[1:]:
+                    arg.visit(self)
+                return False
+            return True
 
     for node in nodes:
         node.visit(_Find())

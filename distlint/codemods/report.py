@@ -39,6 +39,8 @@ class Why(CodedEnum):
     OVERRIDDEN = ("overridden", "a subclass overrides it")
     SHARED_HELPER = ("shared-helper", "its PG is created in a helper that tests which stay also call")
     REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
+    EXTERNAL_BASE = ("external-base", "a base from another module defines tests, or distlint cannot see whether "
+                                      "it does")
     BASE_MISMATCH = ("base-mismatch", "its PG differs from the one of the continuous class it would inherit")
 
 

@@ -8,7 +8,7 @@ exactly where they are, at any depth of the function.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Set, Union
+from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -207,3 +207,69 @@ def with_blank_leading(statement: cst.BaseStatement, count: int = 1) -> cst.Base
     if blanks >= count:
         return statement
     return statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (count - blanks) + lines)
+
+
+class _ZeroArgSuper(cst.CSTTransformer):
+    """``super(Owner, self)`` -> ``super()`` directly in one method (not in a nested scope)."""
+
+    def __init__(self, owner: str, receiver: str) -> None:
+        self.owner, self.receiver = owner, receiver
+        self.depth = 0  # nested scopes entered below the method
+        self.blocked = False  # an explicit super() that cannot become zero-argument
+
+    def _enter(self, node: cst.CSTNode) -> bool:
+        self.depth += 1
+        return True
+
+    def _leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        self.depth -= 1
+        return updated
+
+    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter
+    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self._enter(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not (isinstance(updated.func, cst.Name) and updated.func.value == "super" and updated.args):
+            return updated
+        args = [a.value for a in updated.args]
+        rewritable = (self.depth == 1 and len(args) == 2 and all(a.keyword is None and a.star == "" for a in updated.args)
+                      and isinstance(args[0], cst.Name) and args[0].value == self.owner
+                      and isinstance(args[1], cst.Name) and args[1].value == self.receiver)
+        if not rewritable:
+            self.blocked = True
+            return updated
+        return updated.with_changes(args=[])
+
+
+def zero_arg_super(function: cst.FunctionDef, owner: str) -> Optional[cst.FunctionDef]:
+    """``function`` (a method of class ``owner``) with each ``super(owner, self)`` made ``super()``,
+    so that it can move to another class; None when one cannot be (another class, another receiver,
+    or inside a nested function, lambda or comprehension, where ``super()`` has no class)."""
+    params = function.params.params
+    if not params:
+        return function if not _has_explicit_super(function) else None
+    transformer = _ZeroArgSuper(owner, params[0].name.value)
+    rewritten = function.visit(transformer)
+    if transformer.blocked or not isinstance(rewritten, cst.FunctionDef):
+        return None
+    return rewritten
+
+
+def _has_explicit_super(node: cst.CSTNode) -> bool:
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            if isinstance(call.func, cst.Name) and call.func.value == "super" and call.args:
+                found = True
+
+    node.visit(_Find())
+    return found

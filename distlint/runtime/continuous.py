@@ -20,13 +20,13 @@ from __future__ import annotations
 import dataclasses
 import unittest
 from datetime import timedelta
-from typing import Any, ClassVar, Dict, Optional
+from typing import Any, ClassVar, Dict, Mapping, Optional
 
 from . import pool_registry
 from .assertions import TensorAssertionsMixin
 from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unmet, requirements_of
 from .outcome import Outcome, Verdict
-from .resolve import ClassPlan, class_ref, environ_key, plan_for_class
+from .resolve import ClassPlan, class_ref, declared_environment, environ_key, plan_for_class
 from .role import Role, current_role, worker_device_type
 from .worker_pool import PoolStartError
 
@@ -86,6 +86,9 @@ class MultiProcContinuousTest(TensorAssertionsMixin, unittest.TestCase):
     pg: Any = None
     #: Per-test timeout, also given to the PG; $DISTLINT_TEST_TIMEOUT (seconds) overrides it.
     timeout: timedelta = timedelta(seconds=120)
+    #: Environment the ranks start with, set before the PG is created (``{"TORCH_GLOO_LAZY_INIT": "1"}``).
+    #: Part of the pool key: classes with different values never share ranks.
+    worker_env: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def backend_str(cls) -> Optional[str]:
@@ -197,7 +200,8 @@ class MultiProcContinuousTest(TensorAssertionsMixin, unittest.TestCase):
         key = (type(self), plan.config.world_size)
         config = _configs.get(key)
         if config is None:
-            config = _configs[key] = dataclasses.replace(plan.config, environ=environ_key())
+            config = _configs[key] = dataclasses.replace(plan.config,
+                                                         environ=environ_key(declared_environment(type(self))))
         startup = max(MIN_STARTUP_TIMEOUT_S, plan.test_timeout_s)
         try:
             pool = pool_registry.pool_for(config, startup)

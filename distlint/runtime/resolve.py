@@ -1,7 +1,7 @@
 """Turn a test class's declarations into the pool it needs (or the skip it gets).
 
-The class says ``backend_str()``, ``world_size``, ``opts()``, ``timeout`` and
-maybe ``device_type()``; this module resolves them against the machine, in the
+The class says ``backend_str()``, ``world_size``, ``opts()``, ``timeout``, maybe
+``device_type()`` and ``worker_env`` (environment its ranks start with); this module resolves them against the machine, in the
 dispatcher, before any process starts:
 
 * ``"nccl"``: one GPU per rank, world size defaults to the GPU count;
@@ -19,7 +19,7 @@ import inspect
 import os
 import sys
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from . import environment
 from .markers import is_continuous_base
@@ -128,8 +128,26 @@ def _declared_device_type(cls: type) -> Optional[str]:
     return None
 
 
-def environ_key() -> tuple:
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV))
+def declared_environment(cls: type) -> Dict[str, str]:
+    """The class's ``worker_env``: variables its ranks start with, before the PG is created.
+
+    Part of the pool key, so classes that declare different environments never share a pool
+    (the ``setUp`` of a per-test class that set ``os.environ[...]`` before spawning becomes this).
+    """
+    declared = getattr(cls, "worker_env", None) or {}
+    if not isinstance(declared, Mapping):
+        raise ValueError(f"{cls.__qualname__}.worker_env must be a dict of str to str, got {declared!r}")
+    for name, value in declared.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ValueError(f"{cls.__qualname__}.worker_env must map str to str, got {name!r}: {value!r}")
+    return dict(declared)
+
+
+def environ_key(declared: Optional[Mapping[str, str]] = None) -> tuple:
+    """The environment a pool's ranks start with: this process's, then the class's ``worker_env``."""
+    environ = {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV}
+    environ.update(declared or {})
+    return tuple(sorted(environ.items()))
 
 
 def plan_for_class(cls: type, world_size: Optional[int] = None) -> ClassPlan:

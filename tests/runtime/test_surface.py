@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from distlint.runtime import continuous, pool_registry
 from distlint.runtime.resolve import plan_for_class
 
@@ -133,3 +135,27 @@ def test_unittest_skip_and_expected_failure_keep_their_meaning(case_log):
     assert expected.kind == "expected_failure" and "known bug on rank 1" in expected.message
     assert outcomes["UnittestMarkers.test_unexpected_success"].kind == "unexpected_success"
     assert "test_skipped" not in {e["test"] for e in entries(case_log)}  # decided here, never sent
+
+
+def test_worker_env_is_set_before_the_pg_and_keys_the_pool(case_log):
+    """``worker_env``: the ranks start with it (a worker adopts its environment before it builds
+    the PG), and the pool is its own."""
+    assert "TORCH_GLOO_LAZY_INIT" not in os.environ
+    outcomes = run_classes(surface.SharedA, surface.WithWorkerEnv)
+    assert [o.kind for o in outcomes.values()] == ["pass", "pass"], outcomes
+    declared = entries(case_log, cls="WithWorkerEnv")
+    assert sorted(e["rank"] for e in declared) == [0, 1]
+    assert {(e["lazy"], e["mark"]) for e in declared} == {("1", "declared")}
+    shared = {e["pid"] for e in entries(case_log, cls="SharedA")}
+    assert shared.isdisjoint(e["pid"] for e in declared)
+    assert "TORCH_GLOO_LAZY_INIT" not in os.environ  # the dispatcher's own environment is untouched
+
+
+def test_worker_env_must_map_strings_to_strings():
+    class Bad(continuous.MultiProcContinuousTest):
+        worker_env = {"TORCH_GLOO_LAZY_INIT": 1}
+
+    from distlint.runtime.resolve import declared_environment
+
+    with pytest.raises(ValueError, match=r"Bad.worker_env must map str to str"):
+        declared_environment(Bad)

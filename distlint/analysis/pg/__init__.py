@@ -32,6 +32,7 @@ from distlint.analysis.pg.creation import (
     callee_last_name, config_names,
 )
 from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
+from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
@@ -51,6 +52,7 @@ def analyze_module(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
     names = qualified_name_map(wrapper)
     table = ClassTable.build(wrapper.module)
     context = ScanContext(names, table, config)
+    context.constants = module_constants(wrapper.module, names)
     analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
     add_class_reasons(analysis, table, names, config)
     return analysis
@@ -159,7 +161,9 @@ def _creation(context: ScanContext, owner: Optional[cst.ClassDef], event: Creati
     statement = site.statement if kind not in _NO_STATEMENT else None
     facts = event.facts
     return PGCreation(
-        kind=kind, node=site.node, chain=site.chain, backend=facts.backend_literal, world_size=facts.world_size,
+        kind=kind, node=site.node, chain=site.chain,
+        backend=facts.backend_literal or resolve_backend(facts.backend, context.names, context.constants),
+        world_size=facts.world_size,
         timeout=facts.timeout, options=facts.options, bound_name=_bound_name(statement, site.node),
         statement=statement,
         store_statements=[s.statement for s in stores if statement is not None and _mentions(site.node, s.name)],

@@ -24,6 +24,8 @@ from distlint.analysis.pg.execution import (
 )
 from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
 from distlint.analysis.names import QualifiedNames
+from distlint.analysis.pg.class_environment import (declared_assignment, is_environment_undo,
+                                                    setup_environment_writes)
 from distlint.analysis.pg.creation import config_names
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
@@ -131,16 +133,34 @@ def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, o
     base_problem = _base_problem(cls, names, others, parents)
     if base_problem is not None:
         reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node.name, base_problem))
-    if cls.setup_environment:
-        reasons.append(Ineligibility(Reason.CLASS_ENVIRONMENT, cls.setup_environment[0],
-                                     f"`{first_line(cls.setup_environment[0])}`"))
+    undeclarable = _undeclarable_environment(cls, table, names)
+    if undeclarable is not None:
+        reasons.append(Ineligibility(Reason.CLASS_ENVIRONMENT, undeclarable, f"`{first_line(undeclarable)}`"))
     for hook in HOOKS:
         function = class_function(cls.node, hook)
         problem = hook_problem(function) if function is not None else None
-        if problem is not None and not (cls.setup_environment and hook == "setUp"):
+        if problem is not None and not (undeclarable is not None and hook == "setUp"):
             reasons.append(Ineligibility(Reason.CLASS_SETUP, function, f"{hook} {problem}"))
             break
     return reasons
+
+
+def _undeclarable_environment(cls: ClassAnalysis, table: ClassTable,
+                               names: QualifiedNames) -> Optional[cst.BaseStatement]:
+    """The first environment write of the setUp chain a continuous class cannot declare (a PG
+    variable written otherwise than as a literal, any variable written after the spawn), or
+    None; then ``cls.environment`` is what the continuous class declares."""
+    chain = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
+    setups = [f for f in (class_function(c, "setUp") for c in chain) if f is not None]
+    environment, too_late = setup_environment_writes(
+        setups, _is_spawn, lambda statement: _is_super_call(statement, "setUp"))
+    if too_late is not None:
+        return too_late
+    for statement in cls.setup_environment:
+        if declared_assignment(statement) is None:
+            return statement
+    cls.environment = environment
+    return None
 
 
 def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[str],
@@ -194,7 +214,7 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
         # Say what to change: the continuous class needs the backend as a string literal.
         return [Ineligibility(Reason.UNKNOWN_BACKEND, node,
                               "no PG creation of the class passes its backend as a string literal "
-                              "(e.g. backend=\"nccl\")")]
+                              "(e.g. backend=\"nccl\"), a module constant bound to one or Backend.X")]
     reasons: List[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
         reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
@@ -306,6 +326,10 @@ def hook_problem(function: cst.FunctionDef) -> Optional[str]:
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
         if is_string_statement(statement) or _is_super_call(statement, name) or _is_spawn(statement):
+            continue
+        if name == "setUp" and declared_assignment(statement) is not None:
+            continue  # environment the ranks start with: a continuous class declares it
+        if name == "tearDown" and is_environment_undo(statement):
             continue
         if name == "tearDown" and _removes_file_name(statement):
             continue

@@ -63,6 +63,8 @@ class ScanContext:
         #: One walk per (function, class of ``self``): helpers called by many tests are walked once.
         self.walkers: Dict[Tuple[int, int], "Walker"] = {}
         self.rank_tests: Dict[int, bool] = {}
+        #: Module constants bound to a backend (``BACKEND = "gloo"``), filled by ``analyze_module``.
+        self.constants: Dict[str, str] = {}
 
     def walker(self, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> "Walker":
         key = (id(func), id(owner))

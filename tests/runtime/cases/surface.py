@@ -254,3 +254,16 @@ class UnittestMarkers(MultiProcContinuousTest):
     @unittest.expectedFailure
     def test_unexpected_success(self):
         record(self)
+
+
+class WithWorkerEnv(MultiProcContinuousTest):
+    """Declares the environment its ranks start with (what a per-test setUp set before spawning)."""
+
+    worker_env = {"TORCH_GLOO_LAZY_INIT": "1", "DISTLINT_CASE_MARK": "declared"}
+
+    @classmethod
+    def backend_str(cls):
+        return "gloo"
+
+    def test_where(self):
+        record(self, lazy=os.environ.get("TORCH_GLOO_LAZY_INIT"), mark=os.environ.get("DISTLINT_CASE_MARK"))

@@ -1,0 +1,84 @@
+"""A per-test class's environment that a continuous class can declare instead.
+
+``ProcessGroupNCCLTest.setUp`` sets ``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``
+before ``super().setUp()`` spawns the ranks, and ``ProcessGroupGlooLazyInitTest`` sets
+``TORCH_GLOO_LAZY_INIT`` the same way (its ``tearDown`` deletes it again). The ranks inherit
+the variable and the PG reads it when it is created. A continuous class gets the same by
+declaring it (``worker_env`` with ``distlint.runtime``; set around the spawn with torch's
+class), so such a class is not a blocker when every write is declarable:
+
+* ``os.environ["KEY"] = "value"`` with a literal key and a literal string, in a ``setUp``
+  of the class or of a same-file base, *before* the workers are spawned (``super().setUp()``
+  or ``self._spawn_processes()``): written after the spawn, the ranks never saw it;
+* ``tearDown`` may only undo such writes (``del os.environ["KEY"]``, ``os.environ.pop("KEY"...)``).
+
+Anything else that touches the environment keeps ``Reason.CLASS_ENVIRONMENT``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from distlint.analysis.names import dotted_name
+from distlint.analysis.pg.creation import string_literal
+
+
+def declared_assignment(statement: cst.BaseStatement) -> Optional[Tuple[str, str]]:
+    """``(key, value)`` for ``os.environ["KEY"] = "value"`` (both literals), else None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return None
+    key = _environ_key(small.targets[0].target)
+    value = string_literal(small.value)
+    return (key, value) if key is not None and value is not None else None
+
+
+def is_environment_undo(statement: cst.BaseStatement) -> bool:
+    """``del os.environ["KEY"]`` or ``os.environ.pop("KEY"[, default])`` (a tearDown undoing a write)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Del):
+        return _environ_key(small.target) is not None
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        return (dotted_name(call.func) == "os.environ.pop" and bool(call.args)
+                and string_literal(call.args[0].value) is not None)
+    return False
+
+
+def _environ_key(target: cst.BaseExpression) -> Optional[str]:
+    if not isinstance(target, cst.Subscript) or dotted_name(target.value) != "os.environ" or len(target.slice) != 1:
+        return None
+    index = target.slice[0].slice
+    return string_literal(index.value) if isinstance(index, cst.Index) else None
+
+
+def setup_environment_writes(setups: List[cst.FunctionDef], spawns: Callable[[cst.BaseStatement], bool],
+                             calls_super: Callable[[cst.BaseStatement], bool],
+                             ) -> Tuple[Dict[str, str], Optional[cst.BaseStatement]]:
+    """The variables the ``setUp`` chain sets before the spawn, and the first write after it (the
+    ranks never see that one: a per-test class that relies on it cannot be reproduced), if any.
+
+    ``setups``: the class's own ``setUp`` first, then its bases' (the order they run in: each
+    writes before it calls ``super().setUp()``, so a base's value wins). ``spawns``: whether a
+    statement spawns the ranks; ``calls_super``: whether it is ``super().setUp()``, which spawns
+    them when a same-file base's ``setUp`` follows in the chain (MultiProcessTestCase's does not)."""
+    environment: Dict[str, str] = {}
+    for index, setup in enumerate(setups):
+        spawned = False
+        base_follows = index + 1 < len(setups)
+        body = setup.body.body if isinstance(setup.body, cst.IndentedBlock) else ()
+        for statement in body:
+            written = declared_assignment(statement)
+            if written is not None:
+                if spawned:
+                    return environment, statement
+                environment[written[0]] = written[1]
+            elif spawns(statement) or (base_follows and calls_super(statement)):
+                spawned = True
+    return environment, None

@@ -1,0 +1,187 @@
+"""Which ``test_*`` methods a base class from *another module* gives a class.
+
+A continuous class keeps the bases of its per-test class that are not same-file classes
+(mixins, ``test_c10d_common.CommonDistributedDataParallelTest``...). When such a base
+defines tests, the per-test class still inherits them and the continuous class would too:
+every one of them collected twice, and none of them ever analysed. So before a base from
+elsewhere is handed to a continuous class, its module is found next to the file (or as an
+installed package, located without importing it) and read with the stdlib ``ast``: nothing
+is imported or run. A base whose tests cannot be seen counts as one that has them.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+#: Bases known to define no tests (the harness classes): no need to read their modules.
+TEST_FREE_BASES = frozenset({
+    "object", "abc.ABC", "typing.Generic", "unittest.TestCase", "unittest.case.TestCase",
+    "torch.testing._internal.common_utils.TestCase",
+    "torch.testing._internal.common_distributed.MultiProcessTestCase",
+    "torch.testing._internal.common_distributed.MultiProcContinuousTest",
+    "distlint.runtime.MultiProcContinuousTest",
+})
+#: How many parent directories of the file are tried as import roots (``a.b`` -> ``<root>/a/b.py``).
+_ROOT_DEPTH = 4
+#: How deep base chains are followed across modules (a guard against cycles).
+_MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class ExternalTests:
+    """What a base from elsewhere contributes: its tests, or why they cannot be seen."""
+
+    tests: Tuple[str, ...] = ()
+    #: Set when distlint could not read the base (module not found, base not a plain class...).
+    unseen: Optional[str] = None
+    #: The file the (first) tests were found in, for the report.
+    where: Optional[str] = None
+
+    @property
+    def safe(self) -> bool:
+        return not self.tests and self.unseen is None
+
+
+class ExternalBases:
+    """Reads the modules bases come from, once each (``path``: the file being migrated)."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.roots: List[Path] = []
+        if path:
+            directory = Path(path).resolve().parent
+            self.roots = [directory, *list(directory.parents)[:_ROOT_DEPTH]]
+        self._modules: Dict[Path, Optional[ast.Module]] = {}
+
+    def tests_of(self, qualified: str) -> ExternalTests:
+        """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
+        found: List[str] = []
+        where: List[str] = []
+        problem = self._collect(qualified, found, where, set(), 0)
+        return ExternalTests(tuple(dict.fromkeys(found)), problem, where[0] if where else None)
+
+    # -- internals ------------------------------------------------------------------------------
+    def _collect(self, qualified: str, found: List[str], where: List[str], seen: Set[str], depth: int) -> Optional[str]:
+        if qualified in TEST_FREE_BASES or qualified in seen:
+            return None
+        if depth > _MAX_DEPTH:
+            return f"its bases are nested more than {_MAX_DEPTH} deep"
+        seen.add(qualified)
+        located = self._locate(qualified)
+        if located is None:
+            return f"distlint cannot find the module of `{qualified}` next to the file"
+        file, tree, class_path = located
+        node = _class_in(tree, class_path)
+        if node is None:
+            return f"`{qualified}` is not a class statement of {file.name}"
+        own = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and s.name.startswith("test")]
+        if own:
+            found.extend(own)
+            where.append(str(file))
+        imports = _import_table(tree, _module_name(qualified, class_path))
+        for base in node.bases:
+            name = _dotted(base)
+            if name is None:
+                return f"a base of `{qualified}` is not a plain name"
+            target = _resolve(name, tree, imports, _module_name(qualified, class_path))
+            problem = self._collect(target, found, where, seen, depth + 1)
+            if problem is not None:
+                return problem
+        if node.keywords:
+            return f"`{qualified}` passes keywords to its bases"
+        return None
+
+    def _locate(self, qualified: str) -> Optional[Tuple[Path, ast.Module, List[str]]]:
+        """The module file, its tree and the class path inside it, trying the longest module first."""
+        parts = qualified.lstrip(".").split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            module, class_path = parts[:split], parts[split:]
+            for file in self._candidates(module):
+                tree = self._parse(file)
+                if tree is not None and _class_in(tree, class_path) is not None:
+                    return file, tree, class_path
+        return None
+
+    def _candidates(self, module: List[str]) -> List[Path]:
+        roots = list(self.roots)
+        try:  # the top-level package's location only: find_spec of a top-level name imports nothing
+            spec = importlib.util.find_spec(module[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            roots += [Path(p).parent for p in spec.submodule_search_locations]
+        elif spec is not None and spec.origin and spec.origin.endswith(".py"):
+            roots.append(Path(spec.origin).parent)
+        out: List[Path] = []
+        for root in roots:
+            base = root.joinpath(*module)
+            out += [base.with_name(base.name + ".py"), base / "__init__.py"]
+        return [p for p in dict.fromkeys(out) if p.is_file()]
+
+    def _parse(self, file: Path) -> Optional[ast.Module]:
+        if file not in self._modules:
+            try:
+                self._modules[file] = ast.parse(file.read_bytes(), str(file))
+            except (OSError, SyntaxError, ValueError):
+                self._modules[file] = None
+        return self._modules[file]
+
+
+def _class_in(tree: ast.Module, class_path: List[str]) -> Optional[ast.ClassDef]:
+    body: List[ast.stmt] = tree.body
+    node: Optional[ast.ClassDef] = None
+    for name in class_path:
+        node = next((s for s in body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def _module_name(qualified: str, class_path: List[str]) -> str:
+    return qualified.rsplit(".", len(class_path))[0]
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def _import_table(tree: ast.Module, module: str) -> Dict[str, str]:
+    """What the module's top-level imports bind: local name -> qualified name."""
+    table: Dict[str, str] = {}
+    package = module.rsplit(".", 1)[0] if "." in module else ""
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    table[alias.asname] = alias.name
+                else:
+                    table[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(statement, ast.ImportFrom):
+            source = statement.module or ""
+            if statement.level:
+                source = ".".join(p for p in [package, source] if p)
+            for alias in statement.names:
+                table[alias.asname or alias.name] = f"{source}.{alias.name}"
+    return table
+
+
+def _resolve(name: str, tree: ast.Module, imports: Dict[str, str], module: str) -> str:
+    head, _, rest = name.partition(".")
+    if head in imports:
+        return imports[head] + (f".{rest}" if rest else "")
+    if _class_in(tree, name.split(".")) is not None:
+        return f"{module}.{name}"
+    if not rest and hasattr(builtins, head):
+        return head
+    return f"{module}.{name}"
