@@ -10,6 +10,14 @@ does not grow with every edit. Writes go to a temporary file that is renamed ove
 the entry, so concurrent runs never see half an entry; an entry that cannot be read
 or parsed, or whose key differs, is a miss. Nothing here imports libcst: a warm run
 answers every file from the cache without loading the parser.
+
+A warm run should not even read the files: per settings key, one index file maps each
+path to its last ``stat`` (mtime, ctime, size, inode) and result, so an
+unchanged file costs one ``stat`` (git's index does the same). Any difference in the stat
+(an edit, a ``touch``, an ``os.utime`` that puts the old mtime back: it changes ctime) sends
+the file to the content check; a row is recorded without its stat when the file changed less
+than :data:`RACY_WINDOW_NS` before it was read, as an edit within the filesystem's timestamp
+granularity could then leave the stat as it was.
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ import json
 import os
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import distlint
 from distlint.config import Config
@@ -32,6 +41,8 @@ CACHE_DIRECTORY_NAME = ".distlint_cache"
 ENTRY_FORMAT = 1
 #: Parts of distlint that cannot change a lint result (kept out of the source hash).
 _NOT_LINT_CODE = ("runtime",)
+#: A file changed this recently (ns) before it was read is not trusted by its stat next time.
+RACY_WINDOW_NS = 2_000_000_000
 
 
 def content_digest(data: bytes) -> str:
@@ -68,11 +79,15 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.entries = self.directory / f"v{ENTRY_FORMAT}"
+        self.indexes = self.directory / f"v{ENTRY_FORMAT}-index"
         self._entries_text = str(self.entries)
         self._settings: Dict[Config, str] = {}
         self._prepared = False
         #: Why an entry could not be written (read-only checkout...); the run goes on without.
         self.write_failed: Optional[str] = None
+        #: settings key -> {absolute path + shown path: [stat or None, findings, error]} (loaded lazily).
+        self._indexes: Dict[str, Dict[str, List[Any]]] = {}
+        self._changed_indexes: set = set()
 
     # -- keys ----------------------------------------------------------------------------
     def settings_key(self, config: Config) -> str:
@@ -97,20 +112,62 @@ class Cache:
                 entry = json.loads(handle.read())
             if entry["key"] != key:
                 return None
-            findings = [Finding(path, line, col, code, name, message, bool(fixable), end_line, end_col)
-                        for line, col, code, name, message, fixable, end_line, end_col in entry["findings"]]
-            error = entry["error"]
-            if error is not None and not isinstance(error, str):
-                return None
-            return FileResult(path, findings, error)
+            return _result(path, entry["findings"], entry["error"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    # -- stat index -----------------------------------------------------------------------
+    def _index(self, settings: str) -> Dict[str, List[Any]]:
+        index = self._indexes.get(settings)
+        if index is None:
+            try:
+                with open(self.indexes / f"{settings}.json", "rb") as handle:
+                    index = json.loads(handle.read())
+                if not isinstance(index, dict):
+                    index = {}
+            except (OSError, ValueError):
+                index = {}
+            self._indexes[settings] = index
+        return index
+
+    def lookup_stat(self, config: Config, path: str, stat: "FileStat") -> Optional[FileResult]:
+        """The result recorded for ``path`` if its stat is exactly the one recorded with it."""
+        row = self._index(self.settings_key(config)).get(_index_name(path))
+        try:
+            if row is None or row[0] != stat.key:
+                return None
+            return _result(path, row[1], row[2])
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def remember(self, config: Config, path: str, stat: Optional["FileStat"], result: FileResult) -> None:
+        """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
+        settings = self.settings_key(config)
+        row = [stat.key if stat is not None and stat.settled else None, _finding_rows(result), result.error]
+        index = self._index(settings)
+        name = _index_name(path)
+        if index.get(name) != row:
+            index[name] = row
+            self._changed_indexes.add(settings)
+
+    def forget(self, config: Config, path: str) -> None:
+        """Drop ``path``'s index row (its bytes were just rewritten)."""
+        settings = self.settings_key(config)
+        if self._index(settings).pop(_index_name(path), None) is not None:
+            self._changed_indexes.add(settings)
+
+    def save_indexes(self) -> None:
+        """Write the index files this run changed (atomically; failures only warn)."""
+        for settings in sorted(self._changed_indexes):
+            self._write_atomically(self.indexes / f"{settings}.json", self._indexes[settings])
+        self._changed_indexes.clear()
 
     # -- write ---------------------------------------------------------------------------
     def _prepare(self) -> None:
         if self._prepared:
             return
         self.entries.mkdir(parents=True, exist_ok=True)
+        self.indexes.mkdir(exist_ok=True)
         # Keep the cache out of version control even where .gitignore does not list it.
         for name, text in ((".gitignore", "# Created by distlint.\n*\n"),
                            ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -124,21 +181,20 @@ class Cache:
 
     def store(self, path: str, key: str, result: FileResult) -> None:
         """Record ``result`` for ``path``; failures only disable writing, never the run."""
+        entry = {"key": key, "findings": _finding_rows(result), "error": result.error}
+        self._write_atomically(self._entry_path(path), entry)
+
+    def _write_atomically(self, target: "str | Path", data: Any) -> None:
+        """Write ``data`` as JSON to ``target`` (temporary file in its folder, then rename)."""
         if self.write_failed is not None:
             return
-        entry = {
-            "key": key,
-            "findings": [[f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col]
-                         for f in result.findings],
-            "error": result.error,
-        }
         tmp_name = ""
         try:
             self._prepare()
-            fd, tmp_name = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=self.entries)
+            fd, tmp_name = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target))
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, separators=(",", ":"))
-            os.replace(tmp_name, self._entry_path(path))
+                json.dump(data, handle, separators=(",", ":"))
+            os.replace(tmp_name, target)
             tmp_name = ""
         except OSError as exc:
             self.write_failed = str(exc.strerror or exc)
@@ -148,3 +204,39 @@ class Cache:
                     os.unlink(tmp_name)
                 except OSError:
                     pass
+
+
+class FileStat(NamedTuple):
+    """A file's ``stat`` as the index compares it, taken before the file is read."""
+
+    key: List[int]
+    #: The file last changed long enough before this stat that an edit after it reading
+    #: cannot keep the same timestamps (see :data:`RACY_WINDOW_NS`).
+    settled: bool
+
+
+def file_stat(path: str) -> Optional[FileStat]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None  # reading the file will say why
+    settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_WINDOW_NS
+    return FileStat([stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino], settled)
+
+
+def _index_name(path: str) -> str:
+    # The shown path is part of the result (errors and messages name it), as in entry keys.
+    return f"{os.path.abspath(path)}\0{path}"
+
+
+def _finding_rows(result: FileResult) -> List[List[Any]]:
+    return [[f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col] for f in result.findings]
+
+
+def _result(path: str, rows: List[List[Any]], error: Any) -> FileResult:
+    """A stored result back (``ValueError``/``TypeError`` for a malformed one)."""
+    if error is not None and not isinstance(error, str):
+        raise TypeError("malformed error")
+    findings = [Finding(path, line, col, code, name, message, bool(fixable), end_line, end_col)
+                for line, col, code, name, message, fixable, end_line, end_col in rows]
+    return FileResult(path, findings, error)

@@ -1,10 +1,13 @@
 """Many files: discovery -> cache lookup -> lint (in worker processes) -> cache -> fixes.
 
-Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process reads and hashes every
-file and answers what it can from the cache without importing libcst; only cache
+Cost model (BENCHMARKS.md, "`distlint check` throughput"): the main process answers unchanged
+files (same ``stat``) from the cache's index, reads and hashes the others and answers what
+it can from the cache, without importing libcst; only cache
 misses reach the linter, serially when there are few of them and in a process pool
 when there are enough to pay for the workers' start-up. Worker processes are
-forked after the parent has imported the rules, so they start warm.
+forked after the parent has imported the rules, so they start warm. Serially, each file
+is screened first (:mod:`distlint.screening`), and libcst and the rules are imported only
+for a file some rule may report in: a run of clean files never imports them.
 
 Fixes are computed in the workers and written by the main process through
 :func:`distlint.safe_write.write_python_atomically` (temp file, re-parse, keep mode,
@@ -19,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from distlint.cache import CACHE_DIRECTORY_NAME, Cache, content_digest
+from distlint.cache import CACHE_DIRECTORY_NAME, Cache, FileStat, content_digest, file_stat
 from distlint.config import Config, ConfigResolver, Overrides
 from distlint.discovery import Diagnostic, Target, discover
 from distlint.findings import FileResult, Finding
+from distlint.screening import screen_file
 
 #: Below this many cache misses the pool's start-up costs more than it saves.
 MIN_FILES_FOR_POOL = 12
@@ -127,10 +131,13 @@ class _TaskResult:
 
 def _check_one(task: _Task) -> _TaskResult:
     """Lint (and maybe fix) one file. Never raises: a crash becomes that file's error."""
-    from distlint.linter import fix_source, lint_source
-
     try:
-        first = lint_source(task.source, task.path, task.config)
+        screened = screen_file(task.source, task.path, task.config)
+        if screened.result is not None:  # settled without libcst: no finding, nothing to fix
+            return _TaskResult(task.path, screened.result)
+        from distlint.linter import fix_source, lint_source
+
+        first = lint_source(task.source, task.path, task.config, screened=screened)
     except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the other files
         message = f"{task.path}: error: internal error in distlint: {type(exc).__name__}: {exc}"
         return _TaskResult(task.path, FileResult(task.path, error=message.splitlines()[0]), internal_error=True)
@@ -167,10 +174,6 @@ def _pool_context():  # -> multiprocessing.context.BaseContext (imported only wh
 
 def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallback]) -> Tuple[List[_TaskResult], int]:
     """Run ``tasks``; return the results and how many worker processes were used."""
-    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
-    from distlint.rules import all_rules
-
-    all_rules()
     total = len(tasks)
     workers = min(jobs, total // MIN_FILES_PER_WORKER) if total >= MIN_FILES_FOR_POOL else 1
     results: List[_TaskResult] = []
@@ -182,6 +185,11 @@ def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallbac
         return results, 0
     import concurrent.futures
     import concurrent.futures.process
+
+    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
+    from distlint.rules import all_rules
+
+    all_rules()
 
     # Largest files first: the slowest files start early instead of finishing last.
     ordered = sorted(tasks, key=lambda task: len(task.source), reverse=True)
@@ -267,8 +275,17 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
     tasks: List[_Task] = []
     keys: Dict[str, str] = {}
     sources: Dict[str, bytes] = {}
+    stats: Dict[str, Optional[FileStat]] = {}
     hits = 0
     for target in found.targets:
+        if cache is not None:
+            # Unchanged since the last run (same stat): answered without reading the file.
+            stat = stats[target.path] = file_stat(target.path)
+            cached = cache.lookup_stat(target.config, target.path, stat) if stat is not None else None
+            if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
+                outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
+                hits += 1
+                continue
         source, error = _read(target)
         if source is None:
             outcomes[target.path] = FileOutcome(target.path, FileResult(target.path, error=error))
@@ -276,6 +293,8 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         if cache is not None:
             key = keys[target.path] = cache.entry_key(target.config, target.path, content_digest(source))
             cached = cache.load(target.path, key)
+            if cached is not None:
+                cache.remember(target.config, target.path, stats[target.path], cached)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -291,8 +310,11 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         outcomes[result.path] = outcome
         if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result.first)
+            cache.remember(targets[result.path].config, result.path, stats[result.path], result.first)
     if options.mode == "fix":
         _write_fixes(outcomes.values(), targets, cache)
+    if cache is not None:
+        cache.save_indexes()
     if cache is not None and cache.write_failed:
         found.diagnostics.append(Diagnostic(str(cache.directory), f"cache not written: {cache.write_failed}",
                                             "warning"))
@@ -330,3 +352,4 @@ def _write_fixes(outcomes, targets: Dict[str, Target], cache: Optional[Cache]) -
             target = targets[outcome.path]
             key = cache.entry_key(target.config, outcome.path, content_digest(outcome.fixed))
             cache.store(outcome.path, key, outcome.result)
+            cache.forget(target.config, outcome.path)  # rewritten: the next run checks its bytes

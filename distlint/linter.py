@@ -4,8 +4,9 @@
 gives a :class:`FileResult` with ``error`` set. ``fix_source`` applies the rules' fixes
 until none is left (bounded), and only returns code that re-parses and compiles.
 
-Cost control (see BENCHMARKS.md): a rule runs only when its ``may_report`` says it can
-report in this file, so most files never reach libcst; metadata is resolved only for
+Cost control (see BENCHMARKS.md): a rule runs only when its pre-screen
+(:mod:`distlint.screening`, :mod:`distlint.screens`) says it can report in this file, so
+most files never reach libcst; metadata is resolved only for
 the rules that run, and positions only for files with a report.
 """
 
@@ -26,9 +27,9 @@ from distlint.imports import ImportChanges
 from distlint.metadata import node_spans
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
+from distlint.screening import Screened, screen_file
 from distlint.source import FileContext, PreScreen, decode_source, parse, source_lines, verify_python
 
-_SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*distlint:[ \t]*skip-file\b", re.MULTILINE)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
 _DISTLINT_IGNORE = re.compile(r"#\s*distlint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
 _MODULE_HOOKS = frozenset({"visit_Module", "leave_Module"})
@@ -107,25 +108,22 @@ def screen_rules(source: bytes, path: str, rules: Sequence[Type[LintRule]], conf
 
 
 def lint_source(source: bytes, path: str, config: Config,
-                rules: Optional[Sequence[Type[LintRule]]] = None, prescreen: bool = True) -> FileResult:
-    """Lint one file's bytes with the enabled ``rules`` (default: all rules)."""
-    active = enabled_rules(config, path, rules)
+                rules: Optional[Sequence[Type[LintRule]]] = None, prescreen: bool = True,
+                screened: Optional[Screened] = None) -> FileResult:
+    """Lint one file's bytes with the enabled ``rules`` (default: all rules).
+
+    ``screened``: the file's :func:`distlint.screening.screen_file` result when the caller
+    has it (the engine screens before importing this module)."""
+    if screened is None:
+        screened = screen_file(source, path, config, rules, prescreen)
+    if screened.result is not None:
+        return screened.result
+    by_code = {rule.code: rule for rule in (all_rules() if rules is None else rules)}
+    active = [by_code[code] for code in screened.codes]
     try:
-        text = decode_source(source, path)
-        if _SKIP_FILE.search(text):
-            return FileResult(path)
-        screen = PreScreen(source, path)
-        if prescreen:
-            active = [rule for rule in active if rule.may_report(screen, config)]
-        if not active:
-            # A file no rule needs to parse still gets its syntax checked, with the stdlib
-            # parser (10x libcst's speed; rules' pre-screens have usually parsed it already).
-            if screen.ast_module is None:
-                return FileResult(path, error=f"{path}: error: {screen.syntax_error}")
-            return FileResult(path)
         module = parse(source, path)
         wrapper, reports = _run_rules(module, path, config, active)
-        located = _locate(wrapper, reports, path, text)
+        located = _locate(wrapper, reports, path, screened.text)
         return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key))
     except ValueError as exc:
         return FileResult(path, error=f"{path}: error: {exc}")

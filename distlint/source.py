@@ -2,7 +2,8 @@
 
 A leaf module: it imports nothing of distlint at run time, so the linter, the rules, the
 analyses, the codemod and ``safe_write`` can all import it without importing each other
-(``Config`` is only named in annotations).
+(``Config`` is only named in annotations). Nor libcst, until :func:`parse` needs it: a file
+the pre-screen settles is checked without it.
 
 * :class:`PreScreen` - cheap facts about the bytes (words, the stdlib ``ast`` tree) that
   rules use to say "cannot report here" before anything reaches libcst.
@@ -20,10 +21,10 @@ import re
 import tokenize
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, TypeVar
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
 if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
     from distlint.config import Config
 
 T = TypeVar("T")
@@ -75,14 +76,14 @@ class FileContext:
     through :meth:`fact`.
     """
 
-    def __init__(self, path: str, config: "Config", wrapper: MetadataWrapper) -> None:
+    def __init__(self, path: str, config: "Config", wrapper: "MetadataWrapper") -> None:
         self.path = path
         self.config = config
         self.wrapper = wrapper
         self._facts: Dict[Any, Any] = {}
 
     @property
-    def module(self) -> cst.Module:
+    def module(self) -> "cst.Module":
         return self.wrapper.module
 
     def fact(self, key: Any, compute: Callable[["FileContext"], T]) -> T:
@@ -118,8 +119,10 @@ def decode_source(source: bytes, path: str) -> str:
         raise _bad_byte(source, exc.encoding, exc.start) from None
 
 
-def parse(source: bytes, path: str) -> cst.Module:
+def parse(source: bytes, path: str) -> "cst.Module":
     """libcst parse; bad input raises ``ValueError`` with a one-line message."""
+    import libcst as cst  # here, not at the top: files the pre-screen settles never need it
+
     decode_source(source, path)  # clear message for bad bytes before libcst's long one
     try:
         return cst.parse_module(source)

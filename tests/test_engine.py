@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -92,10 +94,62 @@ def test_corrupt_or_foreign_entries_are_misses(tree):
     entries[1].write_bytes(b"\x00\xff")
     entries[2].write_text(json.dumps({"key": "other", "findings": [], "error": None}))
     entries[3].write_text(json.dumps({"key": json.loads(entries[4].read_text())["key"], "findings": [[1]]}))
+    # Files settled for long are answered from the stat index without opening their entry:
+    # without the index, every file goes through its entry, which this test is about.
+    shutil.rmtree(tree / "cache" / "v1-index")
     warm = check(_options(tree))
     assert warm.cache_hits == 3
     assert _summary(warm) == _summary(cold)
     assert check(_options(tree)).cache_hits == 7  # rewritten
+
+
+def _settled_at_once(monkeypatch) -> None:
+    """Trust every file's stat at once (as if it had not changed for seconds)."""
+    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", -(10 ** 18))
+
+
+def test_unchanged_files_are_answered_by_their_stat_alone(tree, monkeypatch):
+    _settled_at_once(monkeypatch)
+    cold = check(_options(tree))
+    shutil.rmtree(tree / "cache" / "v1")  # no entry left: only the stat index can answer
+    warm = check(_options(tree))
+    assert warm.cache_hits == 7 and _summary(warm) == _summary(cold)
+
+
+def test_a_touched_but_unchanged_file_is_checked_by_content_then_trusted_again(tree, monkeypatch):
+    _settled_at_once(monkeypatch)
+    cold = check(_options(tree))
+    touched = tree / "src/test_bad_0.py"
+    later = touched.stat().st_mtime_ns + 10 ** 10
+    os.utime(touched, ns=(later, later))
+    warm = check(_options(tree))  # the touched file goes through its entry: same bytes, a hit
+    assert warm.cache_hits == 7 and _summary(warm) == _summary(cold)
+    shutil.rmtree(tree / "cache" / "v1")
+    assert check(_options(tree)).cache_hits == 7  # its new stat was recorded
+
+
+def test_an_edit_keeping_size_and_mtime_is_seen(tree, monkeypatch):
+    _settled_at_once(monkeypatch)
+    check(_options(tree))
+    edited = tree / "src/test_ok_0.py"
+    before = edited.stat()
+    text = edited.read_text()
+    edited.write_text(text.replace("True)\n", "True(\n"))  # same size, now a syntax error
+    os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns))  # the old mtime back
+    assert (edited.stat().st_size, edited.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    report = check(_options(tree))
+    assert report.cache_hits == 6
+    outcome = next(o for o in report.outcomes if o.path.endswith("test_ok_0.py"))
+    assert outcome.result.error is not None and not outcome.from_cache
+
+
+def test_a_file_changed_just_before_it_was_read_is_not_trusted_by_its_stat(tree, monkeypatch):
+    # Within the racy window an edit could keep every timestamp (a coarse filesystem clock):
+    # such files are checked by content until they settle. (A window of years: every file is recent.)
+    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 10 ** 18)
+    check(_options(tree))
+    shutil.rmtree(tree / "cache" / "v1")
+    assert check(_options(tree)).cache_hits == 0
 
 
 def test_cache_directory_ignores_itself_and_leaves_no_temp_files(tree):

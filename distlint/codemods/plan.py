@@ -1,5 +1,9 @@
 """Decide what moves where: the migration plan of one module.
 
+(~510 lines: one decision per class and test, read top to bottom; placement, families,
+factories and external bases are already their own modules. The next cut, if it grows:
+the per-base target lookup into codemods/bases/.)
+
 Input: the module and the shared PG analysis (``ModuleAnalysis``: which tests are
 eligible, where their PG is created and torn down). The plan never re-decides
 eligibility; it only decides what the *rewrite* can do safely, and says why when it

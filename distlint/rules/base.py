@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, FrozenSet, Mapping, Optional, S
 import libcst as cst
 
 from distlint.imports import ImportSpec
+from distlint.screens import SCREENS_BY_CODE
 
 if TYPE_CHECKING:
     from distlint.config import Config
@@ -97,9 +98,6 @@ class LintRule(cst.BatchableCSTVisitor):
     #: Whether the rule can produce fixes (shown by ``distlint rules``): set from the
     #: examples when the class is defined, never by hand.
     fixable: ClassVar[bool] = False
-    #: The rule may report only in files whose source contains one of these words
-    #: (identifiers, checked by the default :meth:`may_report`). Empty: no word pre-screen.
-    TRIGGER_WORDS: ClassVar[FrozenSet[str]] = frozenset()
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
@@ -108,6 +106,16 @@ class LintRule(cst.BatchableCSTVisitor):
         if "fixable" in vars(cls):
             raise TypeError(f"{cls.__name__}: fixable comes from the INVALID examples (expected_fix), not by hand")
         cls.fixable = any(example.expected_fix is not None for example in cls.INVALID)
+        # Name, default and pre-screen have one definition, in the rule table that the linter
+        # consults before importing any rule (distlint.screens).
+        if "may_report" in vars(cls):
+            raise TypeError(f"{cls.__name__}: may_report comes from distlint.screens, not the rule class")
+        entry = SCREENS_BY_CODE.get(cls.code)
+        if entry is not None and "code" in vars(cls):
+            if "name" in vars(cls) or "default_enabled" in vars(cls):
+                raise TypeError(f"{cls.__name__}: name and default_enabled come from distlint.screens")
+            cls.name, cls.default_enabled = entry.name, entry.default_enabled
+            cls.may_report = staticmethod(entry.may_report)  # type: ignore[method-assign]
 
     def __init__(self, context: "FileContext") -> None:
         super().__init__()
@@ -115,14 +123,14 @@ class LintRule(cst.BatchableCSTVisitor):
         self.reports: list[Report] = []
 
     # -- pre-screen -----------------------------------------------------------------
-    @classmethod
-    def may_report(cls, screen: "PreScreen", config: "Config") -> bool:
+    @staticmethod
+    def may_report(screen: "PreScreen", config: "Config") -> bool:
         """Cheap, conservative test: ``False`` only when the rule provably cannot report.
 
-        The default checks :attr:`TRIGGER_WORDS`; rules may refine it (for example with
-        the stdlib ``ast`` tree that ``screen`` parses lazily, or words from the config).
+        A rule of the table gets its entry's function (:mod:`distlint.screens`); a rule
+        outside it (tests' ad-hoc rules) has no pre-screen.
         """
-        return not cls.TRIGGER_WORDS or screen.has_any_word(cls.TRIGGER_WORDS)
+        return True
 
     # -- reporting ------------------------------------------------------------------
     @property

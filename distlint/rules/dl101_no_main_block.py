@@ -8,8 +8,6 @@ from distlint.analysis.mainblock import (
     file_label,
     main_block_facts,
     main_block_required,
-    may_require_main,
-    screened_shape,
 )
 from distlint.analysis.mainblock.fix import append_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
@@ -77,7 +75,6 @@ class NoMainBlock(LintRule):
     """
 
     code = "DL101"
-    name = "no-main-block"
 
     VALID = [
         Valid(
@@ -410,12 +407,6 @@ class NoMainBlock(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        if not may_require_main(screen, config):
-            return False
-        shape = screened_shape(screen, config)
-        return shape is None or not shape.has_guard
 
     def visit_Module(self, node: cst.Module) -> None:
         config = self.config

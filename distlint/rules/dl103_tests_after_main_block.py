@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.mainblock import file_label, main_block_facts, screened_shape
+from distlint.analysis.mainblock import file_label, main_block_facts
 from distlint.analysis.mainblock.fix import move_main_block_to_end
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
@@ -59,7 +59,6 @@ class TestsAfterMainBlock(LintRule):
     """
 
     code = "DL103"
-    name = "tests-after-main-block"
 
     VALID = [
         Valid(
@@ -244,10 +243,6 @@ class TestsAfterMainBlock(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        shape = screened_shape(screen, config)
-        return shape is None or shape.code_after_guard
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from distlint.analysis.mainblock import main_block_facts
-from distlint.analysis.mainblock.prescreen import may_run_tests_at_import
 from distlint.analysis.mainblock.fix import guard_import_time_runs
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 
@@ -55,7 +54,6 @@ class RunnerAtImport(LintRule):
     """
 
     code = "DL104"
-    name = "runner-at-import"
 
     VALID = [
         Valid(
@@ -224,9 +222,6 @@ class RunnerAtImport(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        return may_run_tests_at_import(screen, config)
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.mainblock.continuous_launch import RANK_ENTRY
 from distlint.analysis.mainblock import main_block_facts
 from distlint.rules.base import Invalid, LintRule, Valid
 
@@ -57,8 +56,6 @@ class ContinuousClassLaunchedByHand(LintRule):
     """
 
     code = "DL105"
-    name = "continuous-class-launched-by-hand"
-    TRIGGER_WORDS = frozenset({RANK_ENTRY})
 
     VALID = [
         Valid(

@@ -6,7 +6,7 @@ from libcst import Module
 
 from distlint.analysis.pg.eligibility import describe_short
 from distlint.analysis.model import ExecutionModel, TestAnalysis
-from distlint.analysis.pg import may_have_per_test_pg, module_analysis
+from distlint.analysis.pg import module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -76,8 +76,6 @@ class PerTestProcessGroup(LintRule):
     """
 
     code = "DL201"
-    name = "per-test-process-group"
-    default_enabled = False
 
     VALID = [
         # A continuous class shares one PG: nothing to move.
@@ -154,9 +152,6 @@ class PerTestProcessGroup(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        return may_have_per_test_pg(screen, config)
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:

@@ -7,7 +7,7 @@ from libcst import Module
 from distlint.analysis.pg.eligibility import reason_counts
 from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
-from distlint.analysis.pg import may_have_per_test_pg, module_analysis
+from distlint.analysis.pg import module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -64,7 +64,6 @@ class PerTestSpawnClass(LintRule):
     """
 
     code = "DL202"
-    name = "per-test-spawn-class"
 
     VALID = [
         # Threaded tests share a process: not a target.
@@ -143,9 +142,6 @@ class PerTestSpawnClass(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        return may_have_per_test_pg(screen, config)
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from libcst import Module
 
 from distlint.analysis.model import ExecutionModel
-from distlint.analysis.pg import continuous_words, lifecycle_words, module_analysis
+from distlint.analysis.pg import module_analysis
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -49,7 +49,6 @@ class PgLifecycleInContinuousClass(LintRule):
     """
 
     code = "DL203"
-    name = "pg-lifecycle-in-continuous-class"
 
     VALID = [
         # A subgroup created and destroyed inside the test leaves the shared PG alone.
@@ -115,10 +114,6 @@ class PgLifecycleInContinuousClass(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        # A finding needs a continuous class AND a lifecycle call in the same file.
-        return screen.has_any_word(continuous_words(config)) and screen.has_any_word(lifecycle_words())
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:

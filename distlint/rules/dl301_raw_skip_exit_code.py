@@ -17,23 +17,6 @@ from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 EXIT_FUNCTIONS = {"sys.exit": "sys.exit", "os._exit": "os._exit"}
 #: Modules whose ``TEST_SKIPS`` is the registry (reused when the file imports it from them).
 PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME, "distlint.runtime.skips")
-SKIP_CODES = frozenset(skip.exit_code for skip in PYTORCH_SKIPS.values())
-#: ``exit(<integer literal>`` in the source (the cheap pre-screen; the value is checked in Python).
-_GAP = rb"(?:\s|\\\n|#[^\n]*)*"  # whitespace, line continuations and comments
-_EXIT_LITERAL = re.compile(rb"exit" + _GAP + rb"\(" + _GAP + rb"(?:\(" + _GAP + rb")*"
-                           rb"(0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*)" + _GAP + rb"[,)]")
-
-
-def _has_exit_with_skip_code(source: bytes) -> bool:
-    for match in _EXIT_LITERAL.finditer(source):
-        try:
-            if int(match.group(1).decode(), 0) in SKIP_CODES:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
 def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
     """How this module can name the registry (``TEST_SKIPS``, ``cd.TEST_SKIPS``), and whether it uses distlint.runtime."""
     reference: Optional[str] = None
@@ -101,8 +84,6 @@ class RawSkipExitCode(LintRule):
     """
 
     code = "DL301"
-    name = "raw-skip-exit-code"
-    TRIGGER_WORDS = frozenset({"exit", "_exit"})
 
     VALID = [
         Valid(
@@ -200,10 +181,6 @@ class RawSkipExitCode(LintRule):
         ),
     ]
 
-    @classmethod
-    def may_report(cls, screen, config) -> bool:
-        # A finding needs ``exit(N)`` / ``_exit(N)`` with N a registered code, as an integer literal.
-        return screen.has_any_word(cls.TRIGGER_WORDS) and _has_exit_with_skip_code(screen.source)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node

@@ -8,9 +8,10 @@ import libcst as cst
 
 from distlint.analysis.names import node_names, qualified_name_map
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
+from distlint.screens import MISSPELLED_CONTINUOUS_BASE
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 
-MISSPELLED = "MultiProcContinousTest"
+MISSPELLED = MISSPELLED_CONTINUOUS_BASE
 CORRECT = "MultiProcContinuousTest"
 #: Modules that export (or exported) the continuous base class.
 PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME)
@@ -47,8 +48,6 @@ class MisspelledContinuousBase(LintRule):
     """
 
     code = "DL302"
-    name = "misspelled-continuous-base"
-    TRIGGER_WORDS = frozenset({MISSPELLED})
 
     VALID = [
         Valid(

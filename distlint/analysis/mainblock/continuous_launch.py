@@ -29,11 +29,11 @@ import libcst as cst
 
 from distlint.analysis.pg.execution import CONTINUOUS_BASES
 from distlint.analysis.names import dotted_name, names_match_any
+from distlint.screens import RANK_ENTRY
 
 #: Process launchers whose first argument runs in every spawned rank.
 SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
             "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes")
-RANK_ENTRY = "run_rank"
 
 Resolve = Callable[[str], FrozenSet[str]]
 

@@ -2,7 +2,7 @@
 
 :func:`analyze_main_block` works on the libcst module and is what every DL1xx finding comes
 from (rules call :func:`main_block_facts` so the analysis runs once per file). Its cheap,
-conservative twin on the stdlib ``ast`` tree is :mod:`distlint.analysis.mainblock.prescreen`.
+conservative twin on the stdlib ``ast`` tree is :mod:`distlint.screens.main_block`.
 
 Name resolution uses an import table built from the module's own import statements
 (:class:`~distlint.analysis.names.import_table.ImportTable`, which says why it is not the
@@ -30,7 +30,7 @@ from distlint.analysis.mainblock.continuous_launch import (continuous_base_names
 from distlint.analysis.mainblock.generated_tests import (generating_assignment, generating_call, is_class_factory,
                                                          loop_label)
 from distlint.analysis.mainblock.guards import is_any_main_guard, is_main_guard
-from distlint.analysis.mainblock.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
+from distlint.screens.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
 from distlint.analysis.names import dotted_name, last_component, names_match_any
 from distlint.analysis.names.import_table import ImportTable, record_import
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE

@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from distlint.analysis.mainblock.facts import ImportTimeRun, MainBlockFacts, analyze_main_block
-from distlint.analysis.mainblock.runners import RUNNER_MODULES, convention_runners
+from distlint.screens.runners import RUNNER_MODULES, convention_runners
 from distlint.analysis.names import names_match_any
 from distlint.imports import ImportSpec, add_imports
 from distlint.torch_names import TORCH_RUNNER_MODULE

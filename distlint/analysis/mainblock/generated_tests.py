@@ -14,18 +14,13 @@ must accept every file the libcst view finds generation in (it may accept more).
 
 from __future__ import annotations
 
-import ast
-import re
 from typing import Optional
 
 import libcst as cst
 
 from distlint.analysis.names import dotted_name
 from distlint.cst_utils import code_of
-
-#: At module level these all return the module's namespace.
-NAMESPACE_FUNCTIONS = frozenset({"globals", "vars", "locals"})
-INSTANTIATE_TESTS = re.compile(r"^instantiate_\w*tests$")
+from distlint.screens.main_block import INSTANTIATE_TESTS, NAMESPACE_FUNCTIONS  # noqa: F401 - shared with the twin
 
 
 def _namespace_call(node: cst.BaseExpression) -> Optional[str]:
@@ -87,26 +82,3 @@ def loop_label(loop: cst.CSTNode) -> str:
         target = code_of(loop.target)
         return f"for {target} in ..."
     return "while ..."
-
-
-# -- the pre-screen twin ---------------------------------------------------------------------------
-
-def ast_node_may_generate(node: ast.AST) -> bool:
-    """Whether ``node`` may be part of test generation the libcst view recognises.
-
-    Called on every node of the file by the pre-screen. A superset: any use of
-    ``globals``/``vars``/``locals`` (``.update(...)``, ``[name] = ...``), any ``setattr(...)``,
-    any three-argument ``type(...)`` and any ``instantiate_*tests`` call. Classes made in a
-    loop with ``class`` are covered by the screen's "any class" already.
-    """
-    if isinstance(node, ast.Name):
-        return node.id in NAMESPACE_FUNCTIONS
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    if name is None:
-        return False
-    if name == "setattr" or (name == "type" and len(node.args) == 3):
-        return True
-    return bool(INSTANTIATE_TESTS.match(name))

@@ -1,15 +1,16 @@
 """``if __name__ == "__main__":`` recognised in a libcst tree and, identically, in a stdlib ``ast`` tree.
 
-The ``ast`` twins serve the pre-screen (:mod:`distlint.analysis.mainblock.prescreen`); each must
+The ``ast`` twins serve the pre-screen (:mod:`distlint.screens.main_block`); each must
 accept exactly the code its libcst twin accepts, or the pre-screen would be unsound.
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Iterator
 
 import libcst as cst
+
+from distlint.screens.main_block import is_ast_any_main_guard, is_ast_main_guard  # noqa: F401 - the ast twins
 
 
 
@@ -59,36 +60,3 @@ def _is_main_string(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return node.evaluated_value == "__main__"
     return False
-
-
-def is_ast_main_guard(node: ast.AST) -> bool:
-    """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
-    return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
-
-
-def is_ast_any_main_guard(node: ast.AST) -> bool:
-    """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
-    return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
-
-
-def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        for value in node.values:
-            yield from _ast_conjuncts(value)
-    else:
-        yield node
-
-
-def _is_ast_main_comparison(test: ast.AST) -> bool:
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    left, right = test.left, test.comparators[0]
-
-    def dunder(n: ast.AST) -> bool:
-        return isinstance(n, ast.Name) and n.id == "__name__"
-
-    def main(n: ast.AST) -> bool:
-        return isinstance(n, ast.Constant) and n.value == "__main__"
-
-    return (dunder(left) and main(right)) or (dunder(right) and main(left))
-

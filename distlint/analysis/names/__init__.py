@@ -19,6 +19,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvider
 
 from distlint.analysis.names.resolver import NameResolver, build_resolver
+from distlint.screens.names import last_component, names_match_any  # noqa: F401 - part of this interface
 
 QualifiedNames = Mapping[cst.CSTNode, Collection[QualifiedName]]
 
@@ -77,21 +78,6 @@ def matches_any(names: QualifiedNames, node: cst.CSTNode, wanted: Iterable[str])
     name helpers and bases in config (``run_tests``, ``MultiProcessTestBase``).
     """
     return names_match_any(qualified_names(names, node), wanted)
-
-
-def names_match_any(resolved: Iterable[str], wanted: Iterable[str]) -> bool:
-    """:func:`matches_any` for names resolved some other way (dotted: exact; bare: last component)."""
-    resolved = set(resolved)
-    dotted = {w for w in wanted if "." in w}
-    bare = {w for w in wanted if "." not in w}
-    if resolved & dotted:
-        return True
-    return any(q.rsplit(".", 1)[-1] in bare for q in resolved)
-
-
-def last_component(name: str) -> str:
-    """``c`` for ``a.b.c``."""
-    return name.rsplit(".", 1)[-1]
 
 
 def dotted_name(node: Optional[cst.CSTNode]) -> Optional[str]:

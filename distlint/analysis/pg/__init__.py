@@ -35,6 +35,9 @@ from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
+from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
+    continuous_words, creation_words, lifecycle_words, per_test_words,
+)
 from distlint.config import Config
 
 if TYPE_CHECKING:
@@ -58,33 +61,6 @@ def analyze_module(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
 def module_analysis(context: "FileContext") -> ModuleAnalysis:
     """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
     return context.fact(FACT_KEY, lambda ctx: analyze_module(ctx.wrapper, ctx.config))
-
-
-# -- pre-screen words (cheap, conservative: a file without them cannot have a DL2xx finding) -------
-
-def per_test_words(config: Config) -> FrozenSet[str]:
-    """A per-test spawn class needs one of these in the file."""
-    return frozenset(SPAWN_METHODS) | PER_TEST_BASES | config_names(config.per_test_bases)
-
-
-def creation_words(config: Config) -> FrozenSet[str]:
-    """A PG creation needs one of these in the file (helpers end in one of them too)."""
-    return (frozenset({"init_process_group", "init_device_mesh"}) | frozenset(BACKEND_CONSTRUCTORS)
-            | frozenset(KNOWN_HELPERS) | KNOWN_PG_DECORATORS | BASE_RUN_PG
-            | config_names(config.pg_helpers) | config_names(config.pg_decorators))
-
-
-def may_have_per_test_pg(screen, config: Config) -> bool:
-    """The DL201/DL202 pre-screen: a per-test spawn class AND a PG creation in the same file."""
-    return screen.has_any_word(per_test_words(config)) and screen.has_any_word(creation_words(config))
-
-
-def continuous_words(config: Config) -> FrozenSet[str]:
-    return CONTINUOUS_BASES | config_names(config.continuous_bases)
-
-
-def lifecycle_words() -> FrozenSet[str]:
-    return frozenset({"init_process_group", "destroy_process_group", "destroy_pg"}) | ABORT_FUNCTIONS | ABORT_METHODS
 
 
 # -- classes --------------------------------------------------------------------------------------

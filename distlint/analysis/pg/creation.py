@@ -15,6 +15,10 @@ from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 import libcst as cst
 
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
+from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
+    ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, HelperSignature,
+    config_names,
+)
 
 # Modules under which torch exposes the c10d API (``import torch.distributed as dist``,
 # ``import torch.distributed.distributed_c10d as c10d``, the C extension).
@@ -26,18 +30,9 @@ TORCH_DIST_MODULES = (
     "torch.distributed.device_mesh",
 )
 
-#: Backend classes whose constructor creates a PG, and the backend they are.
-BACKEND_CONSTRUCTORS: Dict[str, str] = {
-    "ProcessGroupNCCL": "nccl",
-    "ProcessGroupGloo": "gloo",
-    "ProcessGroupUCC": "ucc",
-    "ProcessGroupXCCL": "xccl",
-}
 STORE_CONSTRUCTORS = frozenset({"FileStore", "TCPStore", "HashStore", "PrefixStore"})
 #: Subgroups on top of the default PG: fine on a shared PG.
 SUBGROUP_FUNCTIONS = frozenset({"new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group"})
-ABORT_FUNCTIONS = frozenset({"_abort_process_group", "abort_process_group"})
-ABORT_METHODS = frozenset({"abort", "shutdown", "_shutdown"})
 #: Collectives (module functions and PG/backend methods) and waiting on their work.
 COLLECTIVES = frozenset({
     "all_reduce", "allreduce", "all_gather", "allgather", "all_gather_into_tensor", "_allgather_base",
@@ -49,36 +44,8 @@ COLLECTIVES = frozenset({
     "recv_object_list", "wait", "reduce_scatter_tensor_coalesced", "allgather_into_tensor_coalesced",
 })
 
-#: Helpers of bases defined in other files that create a PG, with where their arguments are.
-@dataclass(frozen=True)
-class HelperSignature:
-    backend: Optional[str] = None  # fixed backend, when the helper implies one
-    backend_arg: Tuple[Optional[int], Optional[str]] = (None, "backend")
-    world_size_arg: Tuple[Optional[int], Optional[str]] = (None, "world_size")
-    options_arg: Tuple[Optional[int], Optional[str]] = (None, None)
-    timeout_arg: Tuple[Optional[int], Optional[str]] = (None, "timeout")
-    store_arg: Tuple[Optional[int], Optional[str]] = (None, "store")
-    #: A ``device`` argument whose literal ("cuda"/"cpu") picks the backend (create_pg).
-    device_arg: Tuple[Optional[int], Optional[str]] = (None, None)
-
-
-KNOWN_HELPERS: Dict[str, HelperSignature] = {
-    # test_c10d_nccl.py: _create_process_group_nccl(store, opts, device_id=None)
-    "_create_process_group_nccl": HelperSignature(backend="nccl", options_arg=(1, "opts"), store_arg=(0, "store")),
-    # test_c10d_gloo.py: _create_process_group_gloo(store, rank, world_size, opts)
-    "_create_process_group_gloo": HelperSignature(backend="gloo", world_size_arg=(2, "world_size"),
-                                                  options_arg=(3, "opts"), store_arg=(0, "store")),
-    # DistributedTestBase.create_pg(device, world_size=None)
-    "create_pg": HelperSignature(world_size_arg=(1, "world_size"), device_arg=(0, "device")),
-    # DTensorTestBase.init_pg(eager_init, backend=None)
-    "init_pg": HelperSignature(backend_arg=(1, "backend")),
-    # common_distributed._dynamo_dist_per_rank_init(rank, world_size, backend=None, ...): a context manager
-    "_dynamo_dist_per_rank_init": HelperSignature(backend_arg=(2, "backend"), world_size_arg=(1, "world_size")),
-}
 #: Helpers of external bases that only tear the PG down.
 KNOWN_TEARDOWN_HELPERS = frozenset({"destroy_pg"})
-#: Decorators (torch's) that create the PG around the test: name -> default backend.
-KNOWN_PG_DECORATORS = frozenset({"with_comms"})
 #: Decorators that change PG environment for the test.
 ENV_DECORATORS = frozenset({"with_nccl_blocking_wait", "with_dist_debug_levels"})
 
@@ -228,6 +195,3 @@ def decorator_call(decorator: cst.Decorator) -> Tuple[cst.BaseExpression, Option
     return expression, None
 
 
-def config_names(entries: Sequence[str]) -> FrozenSet[str]:
-    """Config entries (qualified or bare) as the bare names the pre-screen and matching use."""
-    return frozenset(last_component(entry) for entry in entries)

@@ -14,17 +14,12 @@ import libcst as cst
 
 from distlint.analysis.model import ExecutionModel
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
-from distlint.analysis.pg.creation import config_names
+from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
+    BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, config_names,
+)
 from distlint.config import Config
 from distlint.cst_utils import is_string_statement
 
-SPAWN_METHODS = ("_spawn_processes", "_fork_processes")
-
-#: torch bases whose setUp spawns processes for every test (MultiProcessTestCase itself does not).
-PER_TEST_BASES = frozenset({"DistributedTestBase", "DynamoDistributedMultiProcTestCase", "FSDPTest",
-                            "DTensorTestBase"})
-#: Per-test bases whose worker creates the PG itself before every test (no call in the test).
-BASE_RUN_PG = frozenset({"FSDPTest"})
 #: The per-test bases ``distlint migrate`` moves tests from (``MultiProcessTestCase`` is the
 #: fifth: its classes spawn in their own ``setUp``).
 MIGRATABLE_PER_TEST_BASES = frozenset({"DTensorTestBase", "FSDPTest", "DistributedTestBase",
@@ -43,9 +38,6 @@ BASE_PG_MEMBERS = {
 #: Class attributes that change the per-test PG of a base (``fake_pg = True``: FSDPTest's _run
 #: builds a fake-backend PG).
 BASE_PG_ATTRIBUTES = {"FSDPTest": ("fake_pg",)}
-CONTINUOUS_BASES = frozenset({"MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase",
-                              "DTensorContinuousTest", "FSDPContinuousTest",  # distlint.runtime's forms
-                              "LocalDTensorContinuousTestBase", "FSDPTestContinuous", "C10dTorchCommsTestBase"})
 THREADED_BASES = frozenset({"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase",
                             "FSDPTestMultiThread"})
 #: Bases that look per-test but run in one process (local tensor mode): not a target.

@@ -9,18 +9,77 @@ rules' ``may_report`` only says "cannot report" when the libcst analysis
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from distlint.analysis.mainblock.generated_tests import ast_node_may_generate
-from distlint.analysis.mainblock.guards import is_ast_any_main_guard
-from distlint.analysis.mainblock.runners import RAISERS, all_runners, convention_runners
-from distlint.analysis.names import last_component, names_match_any
+from distlint.screens.runners import RAISERS, all_runners, convention_runners
+from distlint.screens.names import last_component, names_match_any
 
 if TYPE_CHECKING:
     from distlint.config import Config
     from distlint.source import PreScreen
+
+
+#: At module level these all return the module's namespace.
+NAMESPACE_FUNCTIONS = frozenset({"globals", "vars", "locals"})
+INSTANTIATE_TESTS = re.compile(r"^instantiate_\w*tests$")
+
+
+def is_ast_main_guard(node: ast.AST) -> bool:
+    """The stdlib ``ast`` twin of :func:`is_main_guard` (must accept the same code)."""
+    return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
+
+
+def is_ast_any_main_guard(node: ast.AST) -> bool:
+    """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
+    return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
+
+
+def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for value in node.values:
+            yield from _ast_conjuncts(value)
+    else:
+        yield node
+
+
+def _is_ast_main_comparison(test: ast.AST) -> bool:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    left, right = test.left, test.comparators[0]
+
+    def dunder(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id == "__name__"
+
+    def main(n: ast.AST) -> bool:
+        return isinstance(n, ast.Constant) and n.value == "__main__"
+
+    return (dunder(left) and main(right)) or (dunder(right) and main(left))
+
+
+# -- the pre-screen twin of distlint.analysis.mainblock.generated_tests ---------------------------------------------------------------------------
+
+def ast_node_may_generate(node: ast.AST) -> bool:
+    """Whether ``node`` may be part of test generation the libcst view recognises.
+
+    Called on every node of the file by the pre-screen. A superset: any use of
+    ``globals``/``vars``/``locals`` (``.update(...)``, ``[name] = ...``), any ``setattr(...)``,
+    any three-argument ``type(...)`` and any ``instantiate_*tests`` call. Classes made in a
+    loop with ``class`` are covered by the screen's "any class" already.
+    """
+    if isinstance(node, ast.Name):
+        return node.id in NAMESPACE_FUNCTIONS
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name is None:
+        return False
+    if name == "setattr" or (name == "type" and len(node.args) == 3):
+        return True
+    return bool(INSTANTIATE_TESTS.match(name))
 
 
 @dataclass(frozen=True)

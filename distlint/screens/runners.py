@@ -1,7 +1,7 @@
 """Which calls run a test module's tests: the ``run_tests`` convention and the generic runners.
 
 Shared by the main-block analysis (:mod:`distlint.analysis.mainblock.facts`), its stdlib-``ast``
-pre-screen (:mod:`distlint.analysis.mainblock.prescreen`) and the fixes.
+pre-screen (:mod:`distlint.screens.main_block`) and the fixes.
 """
 
 from __future__ import annotations
