@@ -74,3 +74,16 @@ class ReplaceNodes(cst.CSTTransformer):
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         replacement = self.replacements.get(id(original_node))
         return updated_node if replacement is None else replacement
+
+
+def is_literal(node: cst.BaseExpression) -> bool:
+    """A number, string, True/False/None (signed), or a tuple/list of those."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return is_literal(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(is_literal(e.value) for e in node.elements)
+    return False

@@ -124,16 +124,17 @@ def test_class_suffix_names_the_new_classes() -> None:
 def test_report_names_every_test_left_behind_with_its_reason() -> None:
     report = _migrate(FIXTURES / "test_nccl_pg_ops.py").report
     left = {entry.test: entry.code for cls in report.classes for entry in cls.left}
+    # test_high_priority_stream moves to a continuous class of its own options value; the other
+    # high-priority test shares _test_reduce_scatter with a test that stays.
     assert left == {
-        "test_high_priority_stream": "custom-options",
         "test_reduce_scatter": "shared-helper",
-        "test_reduce_scatter_high_priority": "custom-options",
+        "test_reduce_scatter_high_priority": "shared-helper",
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
     }
     moved = [name for cls in report.classes for name in cls.moved]
     # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env).
-    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_barrier", "test_all_gather_into_tensor",
+    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_high_priority_stream", "test_barrier", "test_all_gather_into_tensor",
                      "test_distribute_tensor"]
 
 
@@ -236,7 +237,7 @@ def test_a_dtensor_only_file_is_analysed_not_screened_out(monkeypatch) -> None:
 
 def _continuous_class_names(result: MigrationResult) -> Dict[str, str]:
     """New class -> the class its tests came from (also their create_local_tensor_test_class twins)."""
-    names = {cls.continuous: cls.name for cls in result.report.classes if cls.continuous}
+    names = {new: cls.name for cls in result.report.classes for new in cls.continuous_classes()}
     names.update({local_tensor_name(new): local_tensor_name(old) for new, old in list(names.items())})
     return names
 
@@ -736,7 +737,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 
 #: Refusals only the rewrite has (what the code around the test would need, not the test itself):
 #: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
-MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper",
+MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper", "options-variant",
                               "reserved-member", "overridden", "base-mismatch",
                               "opts-with-default-options", "external-base"})
 AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
@@ -835,3 +836,100 @@ def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
         refused = _source_result(source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked))
         assert not refused.changed
         assert {left.code for left in refused.report.classes[0].left} == {"class-body"}
+
+
+OPTIONS_VARIANTS = PER_TEST_HEADER + '''
+    class GlooTest(MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def opts(self, threads=2, timeout=5.0):
+            opts = dist.ProcessGroupGloo._Options()
+            opts._threads = threads
+            opts._timeout = timeout
+            return opts
+
+        def _pg(self, opts):
+            store = dist.FileStore(self.file_name, self.world_size)
+            return dist.ProcessGroupGloo(store, self.rank, self.world_size, opts)
+
+        def test_default(self):
+            pg = self._pg(self.opts())
+            pg.barrier().wait()
+
+        def test_eight(self):
+            pg = self._pg(self.opts(threads=8))
+            pg.barrier().wait()
+
+        def test_eight_again(self):
+            pg = self._pg(self.opts(threads=8))
+            pg.allreduce([torch.ones(1)]).wait()
+
+        def test_four_threads(self):
+            pg = self._pg(self.opts(timeout=1.0, threads=4))
+            pg.barrier().wait()
+
+        def test_computed(self):
+            pg = self._pg(self.opts(threads=self.rank + 1))
+            pg.barrier().wait()
+'''
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_options_variants_get_a_continuous_class_each(runtime: str) -> None:
+    """Tests sharing one literal options value share a class (a pool) whose opts() passes it;
+    options that are not literal keyword values stay, with their reason."""
+    result = _source_result(OPTIONS_VARIANTS, runtime)
+    [entry] = result.report.classes
+    assert entry.continuous_classes() == ["GlooTestContinuous", "GlooTestThreads8Continuous",
+                                          "GlooTestThreads4Timeout1_0Continuous"]
+    assert entry.moved == ["test_default", "test_eight", "test_eight_again", "test_four_threads"]
+    assert entry.moved_to == {"test_eight": "GlooTestThreads8Continuous",
+                              "test_eight_again": "GlooTestThreads8Continuous",
+                              "test_four_threads": "GlooTestThreads4Timeout1_0Continuous"}
+    assert [(left.test, left.code) for left in entry.left] == [("test_computed", "custom-options")]
+    module = cst.parse_module(result.migrated.decode())
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    tests = {name: sorted(f.name.value for f in cls.body.body
+                          if isinstance(f, cst.FunctionDef) and f.name.value.startswith("test"))
+             for name, cls in classes.items()}
+    assert tests["GlooTestThreads8Continuous"] == ["test_eight", "test_eight_again"]
+    assert tests["GlooTestThreads4Timeout1_0Continuous"] == ["test_four_threads"]
+    assert tests["GlooTestContinuous"] == ["test_default"]
+    # The variant's opts() builds the shared PG with its own value, through the class's opts().
+    opts = next(f for f in classes["GlooTestThreads4Timeout1_0Continuous"].body.body
+                if isinstance(f, cst.FunctionDef) and f.name.value == "opts")
+    assert cst.Module([]).code_for_node(opts.params).replace(" ", "") == "cls,threads=4,timeout=1.0,**kwargs"
+    assert "super().opts(threads=threads, timeout=timeout, **kwargs)" in cst.Module([]).code_for_node(opts)
+    # Every variant class derives from the shared mixin and the continuous base directly.
+    for name in entry.continuous_classes():
+        assert [cst.Module([]).code_for_node(b.value) for b in classes[name].bases] == [
+            "GlooTestMixin", "MultiProcContinuousTest"]
+
+
+def test_options_variants_of_a_subclass_follow_its_base() -> None:
+    """A subclass inheriting a variant test gets a variant class deriving from its base's."""
+    source = OPTIONS_VARIANTS + '''
+    class GlooLazyTest(GlooTest):
+        lazy = True
+'''
+    result = _source_result(source)
+    report = {entry.name: entry for entry in result.report.classes}
+    assert report["GlooLazyTest"].continuous_classes() == [
+        "GlooLazyTestContinuous", "GlooLazyTestThreads8Continuous", "GlooLazyTestThreads4Timeout1_0Continuous"]
+    text = result.migrated.decode()
+    assert "class GlooLazyTestThreads8Continuous(GlooTestThreads8Continuous):" in text
+    # A variant test defined in the subclass itself stays (mechanical: no class of its own there).
+    own = source + '''
+        def test_lazy(self):
+            pg = self._pg(self.opts())
+            pg.barrier().wait()
+
+        def test_sixteen(self):
+            pg = self._pg(self.opts(threads=16))
+            pg.barrier().wait()
+'''
+    report = {entry.name: entry for entry in _source_result(own).report.classes}
+    assert report["GlooLazyTest"].moved == ["test_lazy"]
+    assert [(l.test, l.code) for l in report["GlooLazyTest"].left] == [("test_sixteen", "options-variant")]

@@ -121,7 +121,7 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
             directory.mkdir()
             _copy_siblings(directory)
             (directory / fixture.name).write_bytes(result.migrated)
-            renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
+            renamed = {new: c.name for c in result.report.classes for new in c.continuous_classes()}
             # A create_local_tensor_test_class twin of a moved class (local_tensor_name of either).
             renamed.update({local_tensor_name(new): local_tensor_name(old) for new, old in list(renamed.items())})
             jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)

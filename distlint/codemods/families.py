@@ -8,12 +8,14 @@ from it. A *family* is a per-test class and its same-file subclasses.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from distlint.analysis.model import ClassAnalysis, TestAnalysis
+from distlint.analysis.pg.eligibility import OptionsVariant, options_variant
 from distlint.codemods import members as m
 from distlint.codemods.bases import base_named
 from distlint.codemods.bases.spec import PerTestBase
@@ -37,6 +39,25 @@ class Placement(enum.Enum):
     STAY = "stay"
     #: Its class is removed and nothing uses it.
     DROP = "drop"
+
+
+def test_variant(test: TestAnalysis) -> OptionsVariant:
+    """The options variant ``test``'s PG uses (``self.opts(threads=8)``); ``()`` for the class's options."""
+    for creation in test.creations:
+        variant = options_variant(creation.options)
+        if variant is not None:
+            return variant
+    return ()
+
+
+def variant_tag(variant: OptionsVariant) -> str:
+    """``(("threads", "8"),)`` -> ``Threads8``: the part of the class name that says the options."""
+    parts = []
+    for keyword, value in variant:
+        parts.append("".join(word.capitalize() for word in keyword.split("_")))
+        value = re.sub(r"\W", "", value.replace("-", "Minus").replace(".", "_"))
+        parts.append(value[:1].upper() + value[1:])
+    return "".join(parts)
 
 
 @dataclass
@@ -90,6 +111,33 @@ class FamilyClass:
     @property
     def continuous_name(self) -> str:
         return self.name + self.suffix
+
+    def variant_name(self, variant: OptionsVariant) -> str:
+        """The continuous class of the tests using options ``variant`` (``X<Threads8><Suffix>``;
+        ``X<Suffix>Opts2`` when the options do not make a distinct name)."""
+        if not variant:
+            return self.continuous_name
+        variants = self.variants()
+        tags = [variant_tag(v) for v in variants]
+        index = variants.index(variant)
+        tag = tags[index]
+        if not tag.isidentifier() or tags.count(tag) > 1:
+            return f"{self.continuous_name}Opts{index + 2}"
+        return self.name + tag + self.suffix
+
+    def variants(self) -> List[OptionsVariant]:
+        """The options variants of the tests moved from this class and its same-file bases (each
+        gets a continuous class of its own, a pool per options value), in source order."""
+        found: List[OptionsVariant] = []
+        for member in reversed(self.mro()):
+            for decision in member.moved_tests():
+                variant = test_variant(decision.test)
+                if variant and variant not in found:
+                    found.append(variant)
+        return found
+
+    def moved_tests_of(self, variant: OptionsVariant) -> List[Decision]:
+        return [d for d in self.moved_tests() if test_variant(d.test) == variant]
 
     @property
     def mixin_name(self) -> str:

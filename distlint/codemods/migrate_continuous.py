@@ -27,6 +27,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
+from distlint.analysis.pg.eligibility import OptionsVariant
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target, class_statements
@@ -239,9 +240,11 @@ class _Emitter:
             local_base = self._use(cls.base.local_tensor_base[self.options.runtime])
         # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
         # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
-        target = self._tests_mixin_name(cls) if self._tests_mixin(cls) else cls.continuous_name
-        copy = twin(factory, target, local_base, keep_leading=cls.removed)
-        return [copy] if cls.removed else [factory.statement, copy]
+        copies = []
+        for variant in [(), *cls.variants()]:  # every continuous class of the tests, one per options value
+            target = self._tests_mixin_name(cls, variant) if self._tests_mixin(cls) else cls.variant_name(variant)
+            copies.append(twin(factory, target, local_base, keep_leading=cls.removed and not copies))
+        return copies if cls.removed else [factory.statement, *copies]
 
     def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         mixin_units = cls.units_placed(Placement.MIXIN)
@@ -258,6 +261,8 @@ class _Emitter:
         self._schedule_removal([u.statement for u in cls.units_placed(Placement.DROP)])
         if cls.has_continuous:
             out.extend(self._continuous(cls, bool(mixin_units)))
+            for variant in cls.variants():  # a continuous class (a pool) per options value
+                out.extend(self._continuous(cls, bool(mixin_units), variant))
         return out
 
     # -- the three classes --------------------------------------------------------------------
@@ -274,8 +279,11 @@ class _Emitter:
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
         partner = cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
-        docstring = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(
-            f'"""Members {cls.name} shares with {partner}."""'))])
+        text = f"Members {cls.name} shares with {partner}."
+        if cls.has_continuous and cls.variants():  # a continuous class per options value
+            text = (f"Members {cls.name}'s continuous classes share." if cls.removed
+                    else f"Members {cls.name} shares with its continuous classes.")
+        docstring = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(f'"""{text}"""'))])
         statements = [docstring] + [self._unit_statement(cls, u) for u in units]
         return cst.ClassDef(name=cst.Name(cls.mixin_name), body=cst.IndentedBlock(body=_spaced(statements)),
                             leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
@@ -301,10 +309,11 @@ class _Emitter:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
-    def _continuous(self, cls: FamilyClass, has_mixin: bool) -> List[cst.ClassDef]:
+    def _continuous(self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()) -> List[cst.ClassDef]:
+        """``X<Suffix>``, or with ``variant`` the class of the tests using those options."""
         statements: List[cst.BaseStatement] = []
         docstring = cls.body.docstring
-        if cls.removed and docstring is not None:
+        if cls.removed and docstring is not None and not variant:
             statements.append(docstring.statement)
         # Class attributes first, then what the runtime reads, then methods and tests in source order.
         statements += [self._unit_statement(cls, u) for u in cls.body.units
@@ -312,7 +321,9 @@ class _Emitter:
         statements.extend(self._environment(cls))
         if cls is cls.root:
             statements.extend(self._class_facts(cls))
-        moved_tests = {id(d.test.node) for d in cls.moved_tests()}
+            if variant:
+                statements.append(_variant_opts(variant, [d.test.name for d in cls.moved_tests_of(variant)]))
+        moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
         for unit in cls.body.units:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
@@ -322,10 +333,11 @@ class _Emitter:
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
         body = cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])])
-        leading = node.leading_lines if cls.removed else [cst.EmptyLine(), cst.EmptyLine()]
+        leading = node.leading_lines if cls.removed and not variant else [cst.EmptyLine(), cst.EmptyLine()]
+        name = cls.variant_name(variant)
+        bases = self._continuous_bases(cls, has_mixin, variant)
         if not self._tests_mixin(cls):
-            continuous = cst.ClassDef(name=cst.Name(cls.continuous_name),
-                                      bases=[cst.Arg(_expression(n)) for n in self._continuous_bases(cls, has_mixin)],
+            continuous = cst.ClassDef(name=cst.Name(name), bases=[cst.Arg(_expression(n)) for n in bases],
                                       body=body, decorators=node.decorators, leading_lines=leading)
             # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
             return [continuous.deep_clone()]
@@ -333,12 +345,13 @@ class _Emitter:
         # continuous class inherits its base's (finished) workers (pytorch/pytorch#191745): the tests
         # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
         continuous_base = self._continuous_base(cls)
-        bases = [n for n in self._continuous_bases(cls, has_mixin) if n != continuous_base]
-        tests = cst.ClassDef(name=cst.Name(self._tests_mixin_name(cls)), bases=[cst.Arg(_expression(n)) for n in bases],
+        tests_name = self._tests_mixin_name(cls, variant)
+        tests = cst.ClassDef(name=cst.Name(tests_name),
+                             bases=[cst.Arg(_expression(n)) for n in bases if n != continuous_base],
                              body=body, leading_lines=leading)
         concrete = cst.ClassDef(
-            name=cst.Name(cls.continuous_name),
-            bases=[cst.Arg(_expression(self._tests_mixin_name(cls))), cst.Arg(_expression(continuous_base))],
+            name=cst.Name(name),
+            bases=[cst.Arg(_expression(tests_name)), cst.Arg(_expression(continuous_base))],
             body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
             decorators=node.decorators, leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         return [tests.deep_clone(), concrete.deep_clone()]
@@ -349,8 +362,8 @@ class _Emitter:
         return self.options.runtime == "torch" and any(child.has_continuous for child in cls.children)
 
     @staticmethod
-    def _tests_mixin_name(cls: FamilyClass) -> str:
-        name = f"{cls.continuous_name}Tests"
+    def _tests_mixin_name(cls: FamilyClass, variant: OptionsVariant = ()) -> str:
+        name = f"{cls.variant_name(variant)}Tests"
         return f"_{name}" if name.startswith("Test") else name  # pytest would collect a Test* mixin
 
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
@@ -372,28 +385,28 @@ class _Emitter:
             self.imports.add(ImportSpec("unittest.mock"))
         return environment_statements(environment, self.options.runtime)
 
-    def _continuous_bases(self, cls: FamilyClass, has_mixin: bool) -> List[str]:
+    def _continuous_bases(self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()) -> List[str]:
         names: List[str] = [cls.mixin_name] if has_mixin else []
-        names += self._bases_in_order(cls)
+        names += self._bases_in_order(cls, variant)
         continuous_base = self._continuous_base(cls)
         if self.options.runtime == "torch" and continuous_base not in names:
             names.append(continuous_base)  # the parent's tests come from its mixin
         seen: Set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
-    def _bases_in_order(self, cls: FamilyClass) -> List[str]:
+    def _bases_in_order(self, cls: FamilyClass, variant: OptionsVariant = ()) -> List[str]:
         out: List[str] = []
         for base in cls.node.bases:
             if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
                 parent = cls.parent
                 if parent.has_continuous and self._tests_mixin(parent):
-                    out.append(self._tests_mixin_name(parent))
+                    out.append(self._tests_mixin_name(parent, variant))
                 elif parent.has_continuous:
-                    out.append(parent.continuous_name)
+                    out.append(parent.variant_name(variant))
                 else:
                     if parent.has_mixin:
                         out.append(parent.mixin_name)
-                    out += self._bases_in_order(parent)
+                    out += self._bases_in_order(parent, variant)
             elif any(base is kept for kept in cls.kept_bases):
                 out.append(code_of(base.value))
             else:  # the per-test base (MultiProcessTestCase, DTensorTestBase, ...)
@@ -430,6 +443,16 @@ class _Emitter:
         for target, bound in self.needed.items():
             self.imports.add(ImportSpec(target.module, target.name, None if bound == target.name else bound))
         return self.imports.apply(module)
+
+
+def _variant_opts(variant: OptionsVariant, tests: Sequence[str]) -> cst.FunctionDef:
+    """``opts()`` of the continuous class for an options variant: the runtime builds its PG with it."""
+    params = ", ".join(f"{keyword}={value}" for keyword, value in variant)
+    passed = ", ".join(f"{keyword}={keyword}" for keyword, _ in variant)
+    source = (f"@classmethod\ndef opts(cls, {params}, **kwargs):\n"
+              f"    \"\"\"The PG options of {', '.join(tests)}: opts({params}).\"\"\"\n"
+              f"    return super().opts({passed}, **kwargs)\n")
+    return cst.ensure_type(cst.parse_statement(source), cst.FunctionDef)
 
 
 def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Sequence[str]) -> cst.Module:

@@ -24,7 +24,7 @@ from distlint.codemods import members as m
 from distlint.codemods.bases.spec import RUNTIME_READS
 from distlint.codemods.families import FamilyClass, Placement
 from distlint.codemods.report import Why
-from distlint.cst_utils import code_of
+from distlint.cst_utils import code_of, is_literal
 
 
 class Placer:
@@ -66,10 +66,11 @@ class Placer:
                     continue
                 key = id(unit.statement)
                 cont, rem = key in continuous_demand, key in remaining_demand
-                if cont and rem and cls.has_continuous and _is_literal_attribute(unit):
-                    # ``lazy_init = True``: both classes get the line (as a person would write it).
+                if cont and (rem or cls.variants()) and cls.has_continuous and _is_literal_attribute(unit):
+                    # ``lazy_init = True``: each class gets the line (as a person would write it).
                     cls.placement[key] = Placement.COPY
-                elif cont and (rem or not cls.has_continuous):
+                elif cont and (rem or not cls.has_continuous or cls.variants()):
+                    # With options variants, several continuous classes share it.
                     cls.placement[key] = Placement.MIXIN
                 elif cont:
                     cls.placement[key] = Placement.MOVE
@@ -195,8 +196,9 @@ class Placer:
 
     def _continuous_problem(self, cls: FamilyClass) -> Optional[Tuple[str, str]]:
         """Why ``cls`` cannot get a continuous counterpart in the current shape, or None."""
-        if cls.continuous_name in self.top_level_names:
-            return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {cls.continuous_name}"
+        for name in [cls.continuous_name, *map(cls.variant_name, cls.variants())]:
+            if name in self.top_level_names:
+                return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {name}"
         # The class's backend, options, timeout and opts() were checked by the analysis
         # (Reason.UNKNOWN_BACKEND, CLASS_OPTIONS, CLASS_TIMEOUT).
         root = cls.root
@@ -251,18 +253,7 @@ def _is_literal_attribute(unit: m.Unit) -> bool:
         return False
     for small in unit.statement.body:
         value = getattr(small, "value", None)
-        if value is None or not _is_literal(value):
+        if value is None or not is_literal(value):
             return False
     return True
 
-
-def _is_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
-    if isinstance(node, cst.UnaryOperation):
-        return _is_literal(node.expression)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_is_literal(e.value) for e in node.elements)
-    return False

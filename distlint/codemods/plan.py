@@ -39,7 +39,7 @@ from distlint.codemods import members as m
 from distlint.codemods.external_bases import ExternalBases
 from distlint.codemods.bases import BASES
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
-from distlint.codemods.families import Decision, FamilyClass, MigrationPlan
+from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
 from distlint.codemods.placement import Placer
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
@@ -240,6 +240,8 @@ class Planner:
                     decision.leave(first.reason.code, "; ".join(i.describe() for i in test.ineligible))
                 else:
                     decision.moved = True
+                    if test_variant(test) and cls.parent is not None:
+                        decision.leave(Why.OPTIONS_VARIANT.code, Why.OPTIONS_VARIANT.text)
         # Class refusals flow down to subclasses (they run the same setUp, the same members).
         for cls in self.order:
             for ancestor in cls.mro()[1:]:
@@ -364,12 +366,15 @@ class Planner:
             entry = ClassReport(cls.name)
             if cls.has_continuous:
                 entry.continuous = cls.continuous_name
+                entry.variants = [cls.variant_name(v) for v in cls.variants()]
             if cls.has_mixin:
                 entry.mixin = cls.mixin_name
             entry.removed = cls.removed
             for decision in cls.decisions.values():
                 if decision.moved:
                     entry.moved.append(decision.test.name)
+                    if test_variant(decision.test):
+                        entry.moved_to[decision.test.name] = cls.variant_name(test_variant(decision.test))
                 else:
                     entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
             for name in cls.unanalysed_tests:

@@ -16,7 +16,7 @@ share a PG) or the codemod's own :class:`Why` codes (why it was not moved althou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from distlint.analysis.model import CodedEnum
 
@@ -41,6 +41,10 @@ class Why(CodedEnum):
     REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
     EXTERNAL_BASE = ("external-base", "a base from another module defines tests, or distlint cannot see whether "
                                       "it does")
+    #: Mechanical: a test with its own options value (``self.opts(threads=8)``) moves to a continuous
+    #: class of its own, which distlint only builds for a class without a same-file per-test base.
+    OPTIONS_VARIANT = ("options-variant", "its own options value needs a continuous class of its own, which "
+                                          "distlint builds only for a class with no same-file per-test base")
     BASE_MISMATCH = ("base-mismatch", "its PG differs from the one of the continuous class it would inherit")
 
 
@@ -59,6 +63,10 @@ class ClassReport:
     name: str
     #: ``<Class><Suffix>``, when one was created.
     continuous: Optional[str] = None
+    #: The continuous classes of the tests with their own options value (one per value).
+    variants: List[str] = field(default_factory=list)
+    #: Moved tests that went to one of ``variants`` rather than ``continuous``: test -> class.
+    moved_to: Dict[str, str] = field(default_factory=dict)
     #: The mixin holding members both classes need, when one was created.
     mixin: Optional[str] = None
     #: The per-test class was removed (no tests left).
@@ -73,10 +81,14 @@ class ClassReport:
     def changed(self) -> bool:
         return bool(self.continuous or self.mixin or self.removed)
 
+    def continuous_classes(self) -> List[str]:
+        """Every continuous class the tests of this class went to (``continuous`` and ``variants``)."""
+        return [self.continuous, *self.variants] if self.continuous else []
+
     def lines(self) -> List[str]:
         head = self.name
         if self.continuous:
-            head += f" -> {self.continuous}"
+            head += f" -> {', '.join([self.continuous, *self.variants])}"
         extras = []
         if self.mixin:
             extras.append(f"shared: {self.mixin}")
@@ -85,7 +97,8 @@ class ClassReport:
         if extras:
             head += f" ({'; '.join(extras)})"
         out = [f"  {head}"]
-        out += [f"    moved  {name}" for name in self.moved]
+        out += [f"    moved  {name}" + (f" -> {self.moved_to[name]}" if name in self.moved_to else "")
+                for name in self.moved]
         out += [f"    {left.line()}" for left in self.left]
         for base in self.inherits_from:
             out.append(f"    inherits the tests moved from {base}")

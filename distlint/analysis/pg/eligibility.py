@@ -19,7 +19,7 @@ from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
 from distlint.analysis.pg.creation import env_family
 from distlint.analysis.pg.events import Event, Scan
-from distlint.cst_utils import code_of
+from distlint.cst_utils import code_of, is_literal
 
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
 _TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hangs)(_|$)")
@@ -45,6 +45,27 @@ def is_class_method_call(node: Optional[cst.BaseExpression]) -> bool:
     """``self.<method>()`` / ``cls.<method>()`` with no arguments."""
     return (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, cst.Name) and node.func.value.value in ("self", "cls"))
+
+
+#: An options variant: ``self.opts(threads=8)`` -> ``(("threads", "8"),)`` (keywords sorted).
+OptionsVariant = Tuple[Tuple[str, str], ...]
+
+
+def options_variant(node: Optional[cst.BaseExpression]) -> Optional[OptionsVariant]:
+    """The keyword arguments of ``self.opts(k=<literal>, ...)`` / ``cls.opts(...)``, or None.
+
+    Only literal keyword values are comparable: tests passing the same ones share a PG
+    (a continuous class of their own whose ``opts()`` passes them)."""
+    if not (isinstance(node, cst.Call) and node.args and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name) and node.func.value.value in ("self", "cls")
+            and node.func.attr.value == "opts"):
+        return None
+    pairs = []
+    for arg in node.args:
+        if arg.keyword is None or arg.star or not is_literal(arg.value):
+            return None
+        pairs.append((arg.keyword.value, code_of(arg.value)))  # as written: it is emitted again
+    return tuple(sorted(pairs))
 
 
 @dataclass
@@ -212,7 +233,10 @@ def _same_world_size(world_size: Optional[cst.BaseExpression], class_world_size:
 
 
 def _same_options(options: Optional[cst.BaseExpression], class_options: Optional[cst.BaseExpression]) -> bool:
-    return options is None or is_class_opts_call(options) or code(options) == code(class_options)
+    if options is None or is_class_opts_call(options) or code(options) == code(class_options):
+        return True
+    # ``self.opts(threads=8)`` in a class whose PG uses ``self.opts()``: a variant of the class's options.
+    return options_variant(options) is not None and is_class_opts_call(class_options)
 
 
 # -- summaries (DL202, the migrate report) ---------------------------------------------------------
