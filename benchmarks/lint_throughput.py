@@ -17,6 +17,11 @@ imports included), given the same files through an ``@paths`` file, as lintrunne
                 unpacked there): an earlier version measured side by side with this one;
 * ast floor   - stdlib ``ast.parse`` of every file in this process, one core: the least
                 any Python linter pays to read the files (CPU seconds; informational).
+* parse floor - the issue's "parse-only floor": ``ast.parse`` of every file plus
+                ``libcst.parse_module`` of the files distlint's screen sends to libcst (chosen
+                before the clock starts), in this process; its CPU seconds divided by the CPUs
+                this machine has is the least wall time a parallel linter could take, and the
+                table's "floor" row says how far distlint's cold wall time is from it.
 
 Each repeat runs every variant once, the order rotated from repeat to repeat, so a busy
 moment on a shared machine hits every variant alike; the table gives medians, each run's
@@ -133,6 +138,8 @@ class Bench:
         self.variants: Dict[str, Variant] = {}
         self.outputs: Dict[str, Tuple[Tuple[str, int, int, str], ...]] = {}
         self.baseline_messages: set = set()  # how many files the baseline reports, per run
+        self._libcst_files: Optional[List[Path]] = None
+        self.floor_label = ""
         by_size = sorted(paths, key=lambda p: (p.stat().st_size, str(p)))
         self.single = {"median-size file": by_size[len(by_size) // 2], "largest file": by_size[-1]}
 
@@ -171,6 +178,7 @@ class Bench:
                                                "--jobs", "1")),
             ("fill + warm", fill_then_warm),
             ("ast floor", self.ast_floor),
+            ("parse floor", self.parse_floor),
         ]
         if self.other_env:
             units.append(("other", lambda: self.distlint("other distlint cold --no-cache (default jobs)", everything,
@@ -198,6 +206,36 @@ class Bench:
         cpu = time.process_time() - start
         self.variant("floor: ast.parse every file (this process, 1 core)", len(self.paths), compare_to=None).add(cpu, cpu)
 
+    def libcst_files(self) -> List[Path]:
+        """The files distlint's screen cannot settle without libcst (the ones it parses twice)."""
+        if self._libcst_files is None:
+            from distlint.config import Config
+            from distlint.screening import screen_file
+
+            config = Config.from_table({"select": [self.select[1]]}) if self.select else Config()
+            self._libcst_files = [p for p in self.paths if screen_file(p.read_bytes(), str(p), config).result is None]
+        return self._libcst_files
+
+    def parse_floor(self) -> None:
+        import libcst
+
+        needs_libcst = set(self.libcst_files())
+        start = time.process_time()
+        for path in self.paths:
+            source = path.read_bytes()
+            try:
+                ast.parse(source)
+            except SyntaxError:
+                pass
+            if path in needs_libcst:
+                libcst.parse_module(source)
+        cpu = time.process_time() - start
+        cpus = len(os.sched_getaffinity(0))
+        label = (f"floor: ast.parse every file + libcst for the {len(needs_libcst)} that need it "
+                 f"(CPU s / {cpus} CPUs = least wall)")
+        self.variant(label, len(self.paths), compare_to=None).add(cpu / cpus, cpu)
+        self.floor_label = label
+
     def run(self, repeats: int) -> None:
         units = self.units()
         for repeat in range(repeats):
@@ -220,6 +258,11 @@ class Bench:
             runs = " ".join(f"{w:.2f}" for w in v.walls)
             rows.append(f"| {v.label} | {v.files} | {wall:.2f} | {runs} | {v.files / wall:.1f} | {ratio} | "
                         f"{cpu:.1f} | {cpu / v.files * 1e3:.1f} |")
+        if self.floor_label:
+            floor = statistics.median(self.variants[self.floor_label].walls)
+            label = "distlint cold --no-cache (default jobs)"
+            wall = statistics.median(self.variants[label].walls)
+            rows.append(f"| {label}: wall / parse floor's least wall | | | | | {wall / floor:.2f}x | | |")
         return rows
 
 

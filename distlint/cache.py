@@ -30,7 +30,7 @@ import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import distlint
 from distlint.config import Config
@@ -82,6 +82,9 @@ class Cache:
         self.indexes = self.directory / f"v{ENTRY_FORMAT}-index"
         self._entries_text = str(self.entries)
         self._settings: Dict[Config, str] = {}
+        #: The last config asked about and its key: a run has one config for most files, and
+        #: hashing a frozen dataclass of tuples per file costs more than the rest of a warm lookup.
+        self._last_settings: Tuple[Optional[Config], str] = (None, "")
         self._prepared = False
         #: Why an entry could not be written (read-only checkout...); the run goes on without.
         self.write_failed: Optional[str] = None
@@ -91,10 +94,14 @@ class Cache:
 
     # -- keys ----------------------------------------------------------------------------
     def settings_key(self, config: Config) -> str:
+        last, key = self._last_settings
+        if config is last:
+            return key
         key = self._settings.get(config)
         if key is None:
             text = f"{source_fingerprint()}|{config.fingerprint()}"
             key = self._settings[config] = hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+        self._last_settings = (config, key)
         return key
 
     def entry_key(self, config: Config, path: str, digest: str) -> str:
@@ -130,9 +137,11 @@ class Cache:
             self._indexes[settings] = index
         return index
 
-    def lookup_stat(self, config: Config, path: str, stat: "FileStat") -> Optional[FileResult]:
-        """The result recorded for ``path`` if its stat is exactly the one recorded with it."""
-        row = self._index(self.settings_key(config)).get(_index_name(path))
+    def lookup_stat(self, config: Config, path: str, stat: "FileStat",
+                    absolute: Optional[str] = None) -> Optional[FileResult]:
+        """The result recorded for ``path`` (``absolute``: its absolute path, when known) if its
+        stat is exactly the one recorded with it."""
+        row = self._index(self.settings_key(config)).get(_index_name(path, absolute))
         try:
             if row is None or row[0] != stat.key:
                 return None
@@ -140,12 +149,13 @@ class Cache:
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def remember(self, config: Config, path: str, stat: Optional["FileStat"], result: FileResult) -> None:
+    def remember(self, config: Config, path: str, stat: Optional["FileStat"], result: FileResult,
+                 absolute: Optional[str] = None) -> None:
         """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
         settings = self.settings_key(config)
         row = [stat.key if stat is not None and stat.settled else None, _finding_rows(result), result.error]
         index = self._index(settings)
-        name = _index_name(path)
+        name = _index_name(path, absolute)
         if index.get(name) != row:
             index[name] = row
             self._changed_indexes.add(settings)
@@ -215,18 +225,20 @@ class FileStat(NamedTuple):
     settled: bool
 
 
-def file_stat(path: str) -> Optional[FileStat]:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None  # reading the file will say why
+def file_stat(path: str, stat: Optional[os.stat_result] = None) -> Optional[FileStat]:
+    """``path``'s stat as the index compares it; ``stat``: one already taken (by discovery)."""
+    if stat is None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None  # reading the file will say why
     settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_WINDOW_NS
     return FileStat([stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino], settled)
 
 
-def _index_name(path: str) -> str:
+def _index_name(path: str, absolute: Optional[str] = None) -> str:
     # The shown path is part of the result (errors and messages name it), as in entry keys.
-    return f"{os.path.abspath(path)}\0{path}"
+    return f"{absolute or os.path.abspath(path)}\0{path}"
 
 
 def _finding_rows(result: FileResult) -> List[List[Any]]:

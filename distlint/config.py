@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,6 +103,35 @@ def path_matches(path: str, glob: str) -> bool:
         return True
     parts = posix.parts
     return any(fnmatch.fnmatch(str(PurePosixPath(*parts[i:])), glob) for i in range(1, len(parts)))
+
+
+def globs_matcher(globs: Tuple[str, ...]) -> Callable[[str], bool]:
+    """``lambda path: any(path_matches(path, glob) for glob in globs)``, compiled once.
+
+    For the usual path (relative, no empty or ``.`` parts) a single regular expression
+    decides: "the glob matches the suffix starting at the path's start or after one of its
+    ``/``" is what ``(?:.*/)?`` in front of the translated glob tries, the whole path and the
+    file name included. Discovery asks this for every file it sees.
+    """
+    return _compiled_globs(tuple(globs))
+
+
+@lru_cache(maxsize=None)
+def _compiled_globs(globs: Tuple[str, ...]) -> Callable[[str], bool]:
+    if not globs:
+        return lambda path: False
+    if os.sep != "/":  # pragma: no cover - Windows: the general path
+        return lambda path: any(path_matches(path, glob) for glob in globs)
+    pattern = re.compile("(?s:.*/)?(?:" + "|".join(fnmatch.translate(glob) for glob in globs) + ")")
+
+    def matches(path: str) -> bool:
+        if path and path[0] != "/":
+            parts = path.split("/")
+            if "" not in parts and "." not in parts:  # path_matches' fast case, decided the same way
+                return pattern.match(path) is not None
+        return any(path_matches(path, glob) for glob in globs)
+
+    return matches
 
 
 def _validate(key: str, value: Any, source: str) -> Any:

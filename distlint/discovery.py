@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Set, Tuple
 
-from distlint.config import Config, ConfigResolver, ResolvedConfig, path_matches
+from distlint.config import Config, ConfigResolver, ResolvedConfig, globs_matcher
 
 #: Directory names never walked into (unless given explicitly).
 SKIP_DIRECTORIES = frozenset({
@@ -39,6 +39,11 @@ class Target:
     config: Config
     #: Directory of the pyproject.toml the config came from, if any.
     root: Optional[Path]
+    #: ``os.path.abspath(path)``, computed once by discovery (the cache keys its index by it).
+    absolute: str = ""
+    #: The ``stat`` discovery took of the file (before anything read it): the cache's index
+    #: compares it, so an unchanged file costs no second ``stat``.
+    stat: Optional[os.stat_result] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -70,30 +75,34 @@ def _excluded(path: str, resolved: ResolvedConfig, with_parents: bool = False) -
     """Whether ``exclude`` names ``path`` (or, ``with_parents``, a directory above it)."""
     if not resolved.config.exclude:
         return False
-    base = str(resolved.root) if resolved.root is not None else os.getcwd()
-    relative = os.path.relpath(os.path.abspath(path), base)
+    relative = _relative_to(os.path.abspath(path), _base(resolved, os.getcwd()))
     candidates = [relative]
     if with_parents:  # an explicit file: the walk did not get the chance to prune its directories
         parent = os.path.dirname(relative)
         while parent and parent not in (os.curdir, os.pardir) and not parent.endswith(os.pardir):
             candidates.append(parent)
             parent = os.path.dirname(parent)
-    return any(path_matches(candidate, glob) for candidate in candidates for glob in resolved.config.exclude)
+    excluded = globs_matcher(resolved.config.exclude)
+    return any(excluded(candidate) for candidate in candidates)
 
 
-def _relative_to(path: str, base: str) -> str:
-    """``os.path.relpath(os.path.abspath(path), base)``, by string operations when ``path`` is
-    below ``base`` (the usual case: one call per file discovered)."""
-    absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
-    if base.startswith("/") and os.path.normpath(base) == base and absolute.startswith(base + "/"):
-        return absolute[len(base) + 1:]
+def _base(resolved: ResolvedConfig, cwd: str) -> str:
+    """The directory ``include``/``exclude`` globs are relative to: the config's project root."""
+    return str(resolved.root) if resolved.root is not None else cwd
+
+
+def _relative_to(absolute: str, base: str) -> str:
+    """``os.path.relpath(absolute, base)``, by string operations when ``absolute`` is below
+    ``base`` (the usual case)."""
+    if absolute == base:
+        return os.curdir
+    if base.startswith("/") and os.path.normpath(base) == base and absolute.startswith(base.rstrip("/") + "/"):
+        return absolute[len(base.rstrip("/")) + 1:]
     return os.path.relpath(absolute, base)
 
 
-def _included(path: str, resolved: ResolvedConfig) -> bool:
-    base = str(resolved.root) if resolved.root is not None else os.getcwd()
-    relative = _relative_to(path, base)
-    return any(path_matches(relative, glob) for glob in resolved.config.include)
+def _child(relative_directory: str, name: str) -> str:
+    return name if relative_directory == os.curdir else os.path.join(relative_directory, name)
 
 
 def _dangling_reason(path: str) -> str:
@@ -107,26 +116,34 @@ def _dangling_reason(path: str) -> str:
 
 
 class _Walker:
+    """Walks directories. Paths relative to each config's root are built as the walk descends
+    (one ``abspath`` per directory, none per file): a warm run does little but this."""
+
     def __init__(self, resolver: ConfigResolver, result: Discovery) -> None:
         self.resolver = resolver
         self.result = result
+        self.cwd = os.getcwd()
         self.seen_files: Set[_Identity] = set()
         self.walked: Set[_Identity] = set()
 
-    def add_file(self, path: str, identity: _Identity, resolved: ResolvedConfig) -> bool:
+    def add_file(self, path: str, absolute: str, info: os.stat_result, resolved: ResolvedConfig) -> bool:
+        identity = (info.st_dev, info.st_ino)
         if identity in self.seen_files:
             return False
         self.seen_files.add(identity)
-        self.result.targets.append(Target(path, resolved.config, resolved.root))
+        self.result.targets.append(Target(path, resolved.config, resolved.root, absolute, info))
         return True
 
-    def walk(self, directory: str, identity: _Identity, ancestors: Tuple[_Identity, ...]) -> int:
-        """Add the test files under ``directory``; return how many were added."""
+    def walk(self, directory: str, absolute: str, identity: _Identity, ancestors: Tuple[_Identity, ...]) -> int:
+        """Add the test files under ``directory`` (``absolute``: its normalised absolute path);
+        return how many were added."""
         if identity in self.walked:
             return 0  # reached twice through symlinks: walk once
         self.walked.add(identity)
         ancestors = ancestors + (identity,)
-        resolved = self.resolver.for_directory(Path(directory))
+        resolved = self.resolver.for_directory(Path(absolute))
+        included, excluded = globs_matcher(resolved.config.include), globs_matcher(resolved.config.exclude)
+        relative = _relative_to(absolute, _base(resolved, self.cwd))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda entry: entry.name)
@@ -135,14 +152,16 @@ class _Walker:
             return 0
         added = 0
         for entry in entries:
-            path = os.path.join(directory, entry.name) if directory != "." else entry.name
+            name = entry.name
+            path = os.path.join(directory, name) if directory != "." else name
+            child_relative = _child(relative, name)
             try:
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 is_dir = is_file = False
             if is_dir:
-                if entry.name in SKIP_DIRECTORIES or is_virtualenv(path) or _excluded(path, resolved):
+                if name in SKIP_DIRECTORIES or is_virtualenv(path) or excluded(child_relative):
                     continue
                 try:
                     info = entry.stat()
@@ -153,16 +172,16 @@ class _Walker:
                     self.result.diagnostics.append(Diagnostic(
                         path, "symlink loop (points back to a directory above it), not followed", "warning"))
                     continue
-                added += self.walk(path, child, ancestors)
+                added += self.walk(path, os.path.join(absolute, name), child, ancestors)
             elif is_file:
-                if not _included(path, resolved) or _excluded(path, resolved):
+                if not included(child_relative) or excluded(child_relative):
                     continue
                 try:
                     info = entry.stat()
                 except OSError:
                     continue
-                added += self.add_file(path, (info.st_dev, info.st_ino), resolved)
-            elif entry.is_symlink() and _included(path, resolved):
+                added += self.add_file(path, os.path.join(absolute, name), info, resolved)
+            elif entry.is_symlink() and included(child_relative):
                 self.result.diagnostics.append(Diagnostic(path, f"{_dangling_reason(path)}, skipped", "warning"))
         return added
 
@@ -189,13 +208,14 @@ def discover(paths: Sequence[str], resolver: ConfigResolver) -> Discovery:
             result.diagnostics.append(Diagnostic(path, _dangling_reason(path), usage=True))
             continue
         identity = (info.st_dev, info.st_ino)
+        absolute = os.path.normpath(os.path.join(walker.cwd, path))
         if os.path.isdir(path):
-            if not walker.walk(path, identity, ()):
+            if not walker.walk(path, absolute, identity, ()):
                 result.diagnostics.append(Diagnostic(
                     path, "no test files found (none matches include, or all are excluded)", "warning"))
             continue
         resolved = resolver.for_file(Path(path))
         if _excluded(path, resolved, with_parents=True):
             continue  # silently, as pre-commit passes every changed file
-        walker.add_file(path, identity, resolved)
+        walker.add_file(path, absolute, info, resolved)
     return result

@@ -280,8 +280,9 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
     for target in found.targets:
         if cache is not None:
             # Unchanged since the last run (same stat): answered without reading the file.
-            stat = stats[target.path] = file_stat(target.path)
-            cached = cache.lookup_stat(target.config, target.path, stat) if stat is not None else None
+            stat = stats[target.path] = file_stat(target.path, target.stat)
+            cached = (cache.lookup_stat(target.config, target.path, stat, target.absolute)
+                      if stat is not None else None)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -294,7 +295,7 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
             key = keys[target.path] = cache.entry_key(target.config, target.path, content_digest(source))
             cached = cache.load(target.path, key)
             if cached is not None:
-                cache.remember(target.config, target.path, stats[target.path], cached)
+                cache.remember(target.config, target.path, stats[target.path], cached, target.absolute)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -310,7 +311,8 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         outcomes[result.path] = outcome
         if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result.first)
-            cache.remember(targets[result.path].config, result.path, stats[result.path], result.first)
+            target = targets[result.path]
+            cache.remember(target.config, result.path, stats[result.path], result.first, target.absolute)
     if options.mode == "fix":
         _write_fixes(outcomes.values(), targets, cache)
     if cache is not None:

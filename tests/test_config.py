@@ -176,3 +176,31 @@ def test_path_matches(path, glob, expected):
     from distlint.config import path_matches
 
     assert path_matches(path, glob) is expected
+    from distlint.config import globs_matcher
+
+    assert globs_matcher((glob,))(path) is expected
+    assert globs_matcher(("nothing-matches-this", glob))(path) is expected
+
+
+def test_globs_matcher_agrees_with_path_matches():
+    """The compiled matcher discovery uses is path_matches over many globs, for every shape of
+    path (the fast regex case and the normalising fallback alike)."""
+    import itertools
+    import random
+
+    from distlint.config import globs_matcher, path_matches
+
+    rng = random.Random(12)
+    names = ["a", "b", "test_x.py", "x_test.py", "x.py", ".", "..", "", "tests", "a.b", "[x]", "t?"]
+    globs = ["test_*.py", "*_test.py", "a/*.py", "b/test_x.py", "tests", "a", "*/b/*", "t[?]", "[!a]*",
+             "*.py", "a/b", "**/x.py", "tests/*", "?"]
+    paths = {"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(600)}
+    paths |= {"/" + p for p in list(paths)[:100]}
+    for size in (1, 2, 3):
+        for chosen in itertools.islice(itertools.combinations(globs, size), 60):
+            matcher = globs_matcher(chosen)
+            for path in sorted(paths):
+                if not path:
+                    continue
+                expected = any(path_matches(path, glob) for glob in chosen)
+                assert matcher(path) is expected, (path, chosen)

@@ -37,6 +37,7 @@ import inspect
 import os
 import sys
 import threading
+import time
 from multiprocessing import context as mp_context
 from multiprocessing import popen_forkserver  # Unix only, as the fork server is
 from typing import Any, Callable, Dict, Optional, Set
@@ -294,24 +295,52 @@ def _adopt(environ: Dict[str, str], stdout: Any, stderr: Any) -> _Handoff:
     return _Handoff()
 
 
+#: How often a rank whose data pipe closed checks whether the dispatcher is gone (no pidfd).
+DISPATCHER_POLL_S = 0.2
+
+
 def _exit_with_dispatcher(dispatcher_pid: int) -> None:
-    """End this rank if the dispatcher dies (SIGKILL included), so no rank outlives the run."""
+    """End this rank if the dispatcher dies (SIGKILL included), so no rank outlives the run.
+
+    The dispatcher is not the rank's parent (the fork server is), so its end is watched
+    through a pidfd, readable once it has exited. Where there is none (Linux < 5.3), the
+    data pipe closing wakes the watch, which then polls the pid: the pipe closes while the
+    dying dispatcher is still exiting (its files are closed before it turns zombie), and
+    also when a live dispatcher merely drops its Process object. Deciding on one look at
+    that moment let a rank outlive a SIGKILLed dispatcher now and then.
+    """
     import multiprocessing
+
+    try:
+        pidfd: Optional[int] = os.pidfd_open(dispatcher_pid)
+    except ProcessLookupError:
+        os._exit(EXIT_DISPATCHER_GONE)
+    except (AttributeError, OSError):  # no pidfd_open here
+        pidfd = None
+    sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
+    if pidfd is None and sentinel is None:
+        return
+    threading.Thread(target=watch_dispatcher, args=(dispatcher_pid, pidfd, sentinel, _leave_now),
+                     name="distlint-watch-dispatcher", daemon=True).start()
+
+
+def watch_dispatcher(dispatcher_pid: int, pidfd: Optional[int], sentinel: Optional[int],
+                     on_gone: Callable[[], None]) -> None:
+    """Block until the dispatcher is gone, then call ``on_gone`` (see :func:`_exit_with_dispatcher`)."""
+    import select
     from multiprocessing.connection import wait
 
-    parent = multiprocessing.parent_process()
-    sentinel = getattr(parent, "sentinel", None)
-    if sentinel is None:
-        return
-
-    def watch() -> None:
+    if pidfd is not None:
+        select.select([pidfd], [], [])
+    else:
         wait([sentinel])
-        # The pipe also closes when the dispatcher merely drops its Process
-        # object; only a dispatcher that is gone ends the rank.
-        if not _alive(dispatcher_pid):
-            os._exit(EXIT_DISPATCHER_GONE)
+        while _alive(dispatcher_pid):
+            time.sleep(DISPATCHER_POLL_S)
+    on_gone()
 
-    threading.Thread(target=watch, name="distlint-watch-dispatcher", daemon=True).start()
+
+def _leave_now() -> None:
+    os._exit(EXIT_DISPATCHER_GONE)
 
 
 # ---- entry points -----------------------------------------------------------------

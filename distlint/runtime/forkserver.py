@@ -154,9 +154,12 @@ def start(hints: Sequence[str] = (), defer: bool = True, modules: Iterable[str] 
         os.environ[SPEC_ENV] = json.dumps(spec)
         try:
             server.ensure_running()
-        except Exception:  # noqa: BLE001 - e.g. no /dev/shm, fd limits: the caller uses spawn
+        except Exception as exc:  # noqa: BLE001 - e.g. no /dev/shm, fd limits: the caller uses spawn
             shutil.rmtree(folder, ignore_errors=True)
-            raise
+            # A TMPDIR too long for a Unix socket's path (AF_UNIX allows ~107 bytes, and Python
+            # 3.11 puts the server's socket there) ends here too: a long CI workspace or
+            # pytest's tmp_path under xdist must cost the speed-up, never the run.
+            raise ForkServerFailed(f"the fork server could not start: {type(exc).__name__}: {exc}") from exc
         finally:
             if previous is None:
                 os.environ.pop(SPEC_ENV, None)

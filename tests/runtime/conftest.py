@@ -17,6 +17,16 @@ except ImportError:  # pragma: no cover - exercised only in a torch-less environ
     collect_ignore_glob = ["test_*.py"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def short_multiprocessing_tempdir() -> None:
+    """multiprocessing's folder for this process (the fork server's socket goes there) is made
+    once and kept for the session: make it now, under the default temporary root, before a
+    test points tempfile at its own tmp_path, which under xdist is too long for a socket path."""
+    from multiprocessing import util
+
+    util.get_temp_dir()
+
+
 @pytest.fixture
 def case_log(tmp_path, monkeypatch) -> Path:
     """A fresh $DISTLINT_CASE_LOG for the case tests; no timeout override leaks in."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import uuid
@@ -97,14 +100,29 @@ def run_classes(*classes) -> Dict[str, CaseOutcome]:
 # ---- subprocess runs ---------------------------------------------------------
 
 
+#: Longest TMPDIR given to a child: Python 3.11 puts the fork server's Unix socket at
+#: $TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, and AF_UNIX paths end at ~107 bytes.
+SHORT_TMPDIR_CHARS = 60
+
+
+def short_tmpdir(preferred: Path) -> Path:
+    """``preferred`` (created), or a fresh short folder under /tmp when ``preferred`` is too long
+    for the fork server's socket path (pytest's tmp_path under xdist is): a child given a long
+    TMPDIR falls back to spawn, correctly, but the fast-start tests are about forking."""
+    if len(str(preferred)) <= SHORT_TMPDIR_CHARS:
+        preferred.mkdir(exist_ok=True)
+        return preferred
+    short = Path(tempfile.mkdtemp(prefix="dlt-", dir="/tmp" if os.path.isdir("/tmp") else None))
+    atexit.register(shutil.rmtree, short, ignore_errors=True)
+    return short
+
+
 def subprocess_env(tmp_path: Path, **extra: str) -> Dict[str, str]:
     """Environment for a child python: distlint importable, its own TMPDIR, a token to find its processes."""
     env = dict(os.environ)
     env.pop("DISTLINT_TEST_TIMEOUT", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir(exist_ok=True)
-    env["TMPDIR"] = str(tmpdir)
+    env["TMPDIR"] = str(short_tmpdir(tmp_path / "tmp"))
     env["DISTLINT_TEST_TOKEN"] = uuid.uuid4().hex
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)

@@ -195,6 +195,35 @@ def test_a_sigkilled_dispatcher_leaves_no_fast_start_rank_behind(tmp_path):
     assert_run_left_nothing(env)
 
 
+@pytest.mark.parametrize("with_pidfd", [True, False], ids=["pidfd", "pipe-then-poll"])
+def test_a_rank_leaves_only_once_its_dispatcher_is_gone(with_pidfd):
+    """The rank's watch of its dispatcher (not its parent: the fork server is). Without a pidfd
+    the data pipe wakes it, and it may close while the dispatcher is still alive (or exiting):
+    the watch keeps looking until the process is really gone."""
+    import threading
+
+    from distlint.runtime import fast_start
+
+    dispatcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    read_end, write_end = os.pipe()
+    pidfd = os.pidfd_open(dispatcher.pid) if with_pidfd else None
+    gone = threading.Event()
+    watch = threading.Thread(target=fast_start.watch_dispatcher,
+                             args=(dispatcher.pid, pidfd, None if with_pidfd else read_end, gone.set), daemon=True)
+    try:
+        watch.start()
+        os.close(write_end)  # the pipe closes: the dispatcher dropped its Process object, or is exiting
+        assert not gone.wait(1.0), "the rank left while its dispatcher was alive"
+        dispatcher.kill()
+        assert gone.wait(30), "the rank did not notice its dispatcher was gone"  # hang guard
+    finally:
+        dispatcher.kill()
+        dispatcher.wait()
+        os.close(read_end)
+        if pidfd is not None:
+            os.close(pidfd)
+
+
 # ---- the fork server's faults, in this process -----------------------------------
 
 
@@ -247,6 +276,22 @@ def test_a_fork_server_that_dies_is_restarted_once_then_replaced_by_spawn(tmp_pa
     err = capfd.readouterr().err
     assert f"the fork server (pid {server}) died; starting a new one" in err
     assert "died 2 times; ranks use spawn from now on" in err
+
+
+def test_a_fork_server_that_cannot_start_leaves_the_rank_to_spawn(tmp_path, light_server, monkeypatch, capfd):
+    """A temporary folder too long for the server's Unix socket (a deep CI workspace, pytest's
+    tmp_path under xdist): the server cannot listen, and the rank spawns instead of failing."""
+    from multiprocessing import process
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setitem(process.current_process()._config, "tempdir", str(deep))
+    result = run_rank(tmp_path / "rank")
+    assert result["ppid"] == os.getpid()  # spawned
+    assert light_server.running_pid() is None
+    err = capfd.readouterr().err
+    assert "the fork server could not start: OSError: AF_UNIX path too long" in err
+    assert "ranks use spawn from now on" in err
 
 
 def test_a_fork_server_that_hangs_is_killed_at_the_bound_and_the_rank_spawns(
