@@ -17,7 +17,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from distlint.config import Config, ConfigResolver, ResolvedConfig, globs_matcher
 
@@ -30,9 +30,8 @@ SKIP_DIRECTORIES = frozenset({
 _Identity = Tuple[int, int]
 
 
-@dataclass(frozen=True)
-class Target:
-    """A file to check."""
+class Target(NamedTuple):
+    """A file to check (a tuple: discovery makes one per file, and a warm run does little else)."""
 
     #: The path as shown to the user (normalised, relative when the input was).
     path: str
@@ -43,7 +42,7 @@ class Target:
     absolute: str = ""
     #: The ``stat`` discovery took of the file (before anything read it): the cache's index
     #: compares it, so an unchanged file costs no second ``stat``.
-    stat: Optional[os.stat_result] = field(default=None, compare=False, repr=False)
+    stat: Optional[os.stat_result] = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +100,8 @@ def _relative_to(absolute: str, base: str) -> str:
     return os.path.relpath(absolute, base)
 
 
-def _child(relative_directory: str, name: str) -> str:
-    return name if relative_directory == os.curdir else os.path.join(relative_directory, name)
+def _with_separator(directory: str) -> str:
+    return directory if directory.endswith(os.sep) else directory + os.sep
 
 
 def _dangling_reason(path: str) -> str:
@@ -151,10 +150,14 @@ class _Walker:
             self.result.diagnostics.append(Diagnostic(directory, f"cannot list directory: {exc.strerror}"))
             return 0
         added = 0
+        # Joined by concatenation (what os.path.join does here, at a third of its cost per file).
+        shown_prefix = "" if directory == "." else _with_separator(directory)
+        absolute_prefix = _with_separator(absolute)
+        relative_prefix = "" if relative == os.curdir else _with_separator(relative)
         for entry in entries:
             name = entry.name
-            path = os.path.join(directory, name) if directory != "." else name
-            child_relative = _child(relative, name)
+            path = shown_prefix + name
+            child_relative = relative_prefix + name
             try:
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()
@@ -172,7 +175,7 @@ class _Walker:
                     self.result.diagnostics.append(Diagnostic(
                         path, "symlink loop (points back to a directory above it), not followed", "warning"))
                     continue
-                added += self.walk(path, os.path.join(absolute, name), child, ancestors)
+                added += self.walk(path, absolute_prefix + name, child, ancestors)
             elif is_file:
                 if not included(child_relative) or excluded(child_relative):
                     continue
@@ -180,7 +183,7 @@ class _Walker:
                     info = entry.stat()
                 except OSError:
                     continue
-                added += self.add_file(path, os.path.join(absolute, name), info, resolved)
+                added += self.add_file(path, absolute_prefix + name, info, resolved)
             elif entry.is_symlink() and included(child_relative):
                 self.result.diagnostics.append(Diagnostic(path, f"{_dangling_reason(path)}, skipped", "warning"))
         return added

@@ -26,7 +26,6 @@ from distlint.cache import CACHE_DIRECTORY_NAME, Cache, FileStat, content_digest
 from distlint.config import Config, ConfigResolver, Overrides
 from distlint.discovery import Diagnostic, Target, discover
 from distlint.findings import FileResult, Finding
-from distlint.screening import screen_file
 
 #: Below this many cache misses the pool's start-up costs more than it saves.
 MIN_FILES_FOR_POOL = 12
@@ -131,6 +130,8 @@ class _TaskResult:
 
 def _check_one(task: _Task) -> _TaskResult:
     """Lint (and maybe fix) one file. Never raises: a crash becomes that file's error."""
+    from distlint.screening import screen_file  # not needed by a run the cache answers
+
     try:
         screened = screen_file(task.source, task.path, task.config)
         if screened.result is not None:  # settled without libcst: no finding, nothing to fix
