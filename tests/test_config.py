@@ -194,10 +194,10 @@ def test_globs_matcher_agrees_with_path_matches():
     names = ["a", "b", "test_x.py", "x_test.py", "x.py", ".", "..", "", "tests", "a.b", "[x]", "t?"]
     globs = ["test_*.py", "*_test.py", "a/*.py", "b/test_x.py", "tests", "a", "*/b/*", "t[?]", "[!a]*",
              "*.py", "a/b", "**/x.py", "tests/*", "?"]
-    paths = {"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(600)}
-    paths |= {"/" + p for p in list(paths)[:100]}
+    paths = {"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(250)}
+    paths |= {"/" + p for p in sorted(paths)[:40]}
     for size in (1, 2, 3):
-        for chosen in itertools.islice(itertools.combinations(globs, size), 60):
+        for chosen in itertools.islice(itertools.combinations(globs, size), 0, None, 7):
             matcher = globs_matcher(chosen)
             for path in sorted(paths):
                 if not path:
