@@ -43,6 +43,9 @@ ENTRY_FORMAT = 1
 _NOT_LINT_CODE = ("runtime",)
 #: A file changed this recently (ns) before it was read is not trusted by its stat next time.
 RACY_WINDOW_NS = 2_000_000_000
+#: Index files kept (the most recently written): one per settings key in use, e.g. a pre-commit
+#: hook's ``--select`` beside full runs; older keys (an earlier distlint, an old config) go.
+INDEXES_KEPT = 8
 
 
 def content_digest(data: bytes) -> str:
@@ -171,10 +174,29 @@ class Cache:
             self._changed_indexes.add(settings)
 
     def save_indexes(self) -> None:
-        """Write the index files this run changed (atomically; failures only warn)."""
+        """Write the index files this run changed (atomically; failures only warn), and drop
+        the oldest index files beyond :data:`INDEXES_KEPT`."""
+        if not self._changed_indexes:
+            return
         for settings in sorted(self._changed_indexes):
             self._write_atomically(self.indexes / f"{settings}.json", self._indexes[settings])
         self._changed_indexes.clear()
+        self._prune_indexes()
+
+    def _prune_indexes(self) -> None:
+        # A settings key changes with distlint's sources, its version and the config: without
+        # this, every upgrade or --select variant would leave an index file behind for good.
+        try:
+            with os.scandir(self.indexes) as scan:
+                found = [(entry.stat().st_mtime_ns, entry.path) for entry in scan
+                         if entry.name.endswith(".json") and entry.is_file()]
+        except OSError:
+            return
+        for _, path in sorted(found, reverse=True)[INDEXES_KEPT:]:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     # -- write ---------------------------------------------------------------------------
     def _prepare(self) -> None:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -380,3 +381,19 @@ def test_node_spans_generate_only_the_statements_they_need():
     assert _spans_by_statement(module, [second_a], source) is None
     # A module without its last newline: libcst's range for the module counts one.
     assert _spans_by_statement(cst.parse_module("x = 1"), [cst.parse_module("x = 1")], "x = 1") is None
+
+
+def test_old_index_files_are_pruned_and_the_current_one_kept(tree):
+    check(_options(tree))
+    indexes = tree / "cache" / "v1-index"
+    (current,) = list(indexes.glob("*.json"))
+    now = time.time()
+    for number in range(12):  # settings keys of earlier versions and configs
+        stale = indexes / f"stale{number:02d}.json"
+        stale.write_text("{}")
+        os.utime(stale, (now - 1000 + number, now - 1000 + number))
+    (tree / "src" / "test_new.py").write_text("x = 1\n")  # a change, so this run writes its index
+    check(_options(tree))
+    kept = {path.name for path in indexes.glob("*.json")}
+    assert len(kept) == cache_module.INDEXES_KEPT
+    assert kept == {current.name} | {f"stale{number:02d}.json" for number in range(5, 12)}  # the newest
