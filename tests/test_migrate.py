@@ -124,18 +124,78 @@ def test_class_suffix_names_the_new_classes() -> None:
 def test_report_names_every_test_left_behind_with_its_reason() -> None:
     report = _migrate(FIXTURES / "test_nccl_pg_ops.py").report
     left = {entry.test: entry.code for cls in report.classes for entry in cls.left}
-    # test_high_priority_stream moves to a continuous class of its own options value; the other
-    # high-priority test shares _test_reduce_scatter with a test that stays.
     assert left == {
-        "test_reduce_scatter": "shared-helper",
-        "test_reduce_scatter_high_priority": "shared-helper",
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
     }
     moved = [name for cls in report.classes for name in cls.moved]
-    # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env).
-    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_high_priority_stream", "test_barrier", "test_all_gather_into_tensor",
+    # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env). The two
+    # tests sharing _test_reduce_scatter move, each to the class of the options it passes it.
+    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_high_priority_stream", "test_reduce_scatter",
+                     "test_reduce_scatter_high_priority", "test_barrier", "test_all_gather_into_tensor",
                      "test_distribute_tensor"]
+    placed = {cls.name: cls for cls in report.classes}["ProcessGroupNCCLOpTest"]
+    assert placed.moved_to == {"test_high_priority_stream": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous",
+                               "test_reduce_scatter_high_priority": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous"}
+
+
+SHARED_HELPER_SOURCE = '''
+import torch
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase
+from torch.testing._internal.common_utils import run_tests
+
+
+class GlooTest(MultiProcessTestCase):
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def opts(self, threads=2):
+        return dist.ProcessGroupGloo._Options()
+
+    def _run_all_reduce(self, opts):
+        store = dist.FileStore(self.file_name, self.world_size)
+        pg = dist.ProcessGroupGloo(store, self.rank, self.world_size, opts)
+        pg.allreduce(torch.ones(1)).wait()
+        return pg
+
+    def test_all_reduce(self):
+        self._run_all_reduce(self.opts())
+
+    def test_all_reduce_threads(self):
+        self._run_all_reduce(self.opts(threads=8))
+{extra}
+
+if __name__ == "__main__":
+    run_tests()
+'''
+STAYING_CALLER = '''
+    def test_all_reduce_then_abort(self):
+        pg = self._run_all_reduce(self.opts())
+        pg.abort()
+'''
+
+
+@pytest.mark.parametrize("staying_caller", [False, True], ids=["all-callers-move", "a-caller-stays"])
+def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(staying_caller: bool) -> None:
+    """The helper's rewritten form (``self.pg``) may serve several continuous classes (one per
+    options value, through the mixin); only a test that stays calling it keeps its callers back."""
+    source = SHARED_HELPER_SOURCE.format(extra=STAYING_CALLER if staying_caller else "").encode()
+    result = migrate_source(source, "test_shared_helper.py")
+    assert result.error is None
+    (report,) = result.report.classes
+    left = {entry.test: entry.code for entry in report.left}
+    if staying_caller:
+        assert left == {"test_all_reduce": "shared-helper", "test_all_reduce_threads": "shared-helper",
+                        "test_all_reduce_then_abort": "tests-abort"}
+        assert not result.changed
+    else:
+        assert left == {} and report.moved == ["test_all_reduce", "test_all_reduce_threads"]
+        assert report.moved_to == {"test_all_reduce_threads": "GlooTestThreads8Continuous"}
+        migrated = result.migrated.decode()
+        assert migrated.count("def _run_all_reduce(self, opts):") == 1  # in the mixin, rewritten
+        assert "pg = self.pg" in migrated and "ProcessGroupGloo(store" not in migrated
 
 
 def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:

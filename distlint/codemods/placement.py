@@ -37,6 +37,8 @@ class Placer:
         self.rewritten = rewritten
         self.helper_users = helper_users
         self.top_level_names = top_level_names
+        #: Units (``id()`` of their statement) that code staying per-test uses, as last computed.
+        self.remaining_demand: Set[int] = set()
 
     def settle(self) -> None:
         """Place every member and refuse what the resulting shape cannot do, until nothing changes."""
@@ -59,6 +61,7 @@ class Placer:
             cls.removed = had_tests and not tests_left and all(child.removed for child in cls.children)
         continuous_demand = self._continuous_demand()
         remaining_demand = self._remaining_demand(continuous_demand)
+        self.remaining_demand = remaining_demand
         for cls in self.order:
             cls.placement = {}
             for unit in cls.body.units:
@@ -150,12 +153,14 @@ class Placer:
     def _validate(self) -> bool:
         """Refuse what the current shape cannot do; True when something changed (recompute)."""
         changed = False
-        # A helper that creates the PG and does test work is rewritten: only moved tests may use it.
+        # A helper that creates the PG and does test work is rewritten: only moved tests may use
+        # it. It may still sit in the mixin when several continuous classes (options variants)
+        # share it; what must not happen is code that stays calling its rewritten form.
         for cls in self.order:
             for unit in cls.body.units:
                 key = id(unit.statement)
                 users = self.helper_users.get(key)
-                if not users or cls.placement.get(key) is Placement.MOVE:
+                if not users or key not in self.remaining_demand:
                     continue
                 for class_name, test_name in users:
                     decision = self.classes[class_name].decisions[test_name]
