@@ -993,3 +993,49 @@ def test_options_variants_of_a_subclass_follow_its_base() -> None:
     report = {entry.name: entry for entry in _source_result(own).report.classes}
     assert report["GlooLazyTest"].moved == ["test_lazy"]
     assert [(l.test, l.code) for l in report["GlooLazyTest"].left] == [("test_sixteen", "options-variant")]
+
+
+def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -> None:
+    """A test whose PG is made in a helper of a base from another module (test_c10d_common's
+    AbstractCommTest) stays, and the report says where the PG it cannot see may come from."""
+    (tmp_path / "common_comm.py").write_text(textwrap.dedent("""
+        import torch.distributed as dist
+
+
+        class AbstractCommTest:
+            def _test_sequence_num(self, backend):
+                dist.init_process_group(backend, rank=self.rank, world_size=self.world_size,
+                                        init_method=f"file://{self.file_name}")
+                dist.destroy_process_group()
+    """))
+    source = textwrap.dedent("""
+        import common_comm
+        import torch.distributed as dist
+        from torch.testing._internal.common_distributed import MultiProcessTestCase
+        from torch.testing._internal.common_utils import run_tests
+
+
+        class CommTest(common_comm.AbstractCommTest, MultiProcessTestCase):
+            def setUp(self):
+                super().setUp()
+                self._spawn_processes()
+
+            def test_sequence_num_gloo(self):
+                self._test_sequence_num("gloo")
+
+            def test_rank_is_set(self):
+                self.assertGreaterEqual(self.rank, 0)
+
+
+        if __name__ == "__main__":
+            run_tests()
+    """).encode()
+    result = migrate_source(source, str(tmp_path / "test_comm.py"))
+    (report,) = result.report.classes
+    left = {entry.test: entry for entry in report.left}
+    assert {name: entry.code for name, entry in left.items()} == {"test_sequence_num_gloo": "no-pg",
+                                                                  "test_rank_is_set": "no-pg"}
+    assert left["test_sequence_num_gloo"].text == (
+        "creates no process group distlint can see; it calls _test_sequence_num of "
+        "common_comm.AbstractCommTest, from another module, which distlint does not analyse")
+    assert left["test_rank_is_set"].text == "creates no process group, nothing to share"

@@ -41,6 +41,9 @@ class ExternalTests:
     unseen: Optional[str] = None
     #: The file the (first) tests were found in, for the report.
     where: Optional[str] = None
+    #: Every method the base defines or inherits from modules distlint read (helpers included):
+    #: a test calling one of them may create its PG there, where the analysis does not look.
+    members: Tuple[str, ...] = ()
 
     @property
     def safe(self) -> bool:
@@ -61,11 +64,14 @@ class ExternalBases:
         """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
         found: List[str] = []
         where: List[str] = []
-        problem = self._collect(qualified, found, where, set(), 0)
-        return ExternalTests(tuple(dict.fromkeys(found)), problem, where[0] if where else None)
+        members: List[str] = []
+        problem = self._collect(qualified, found, where, set(), 0, members)
+        return ExternalTests(tuple(dict.fromkeys(found)), problem, where[0] if where else None,
+                             tuple(dict.fromkeys(members)))
 
     # -- internals ------------------------------------------------------------------------------
-    def _collect(self, qualified: str, found: List[str], where: List[str], seen: Set[str], depth: int) -> Optional[str]:
+    def _collect(self, qualified: str, found: List[str], where: List[str], seen: Set[str], depth: int,
+                 members: List[str]) -> Optional[str]:
         if qualified in TEST_FREE_BASES or qualified in seen:
             return None
         if depth > _MAX_DEPTH:
@@ -78,8 +84,9 @@ class ExternalBases:
         node = _class_in(tree, class_path)
         if node is None:
             return f"`{qualified}` is not a class statement of {file.name}"
-        own = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and s.name.startswith("test")]
+        methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        members.extend(methods)
+        own = [name for name in methods if name.startswith("test")]
         if own:
             found.extend(own)
             where.append(str(file))
@@ -89,7 +96,7 @@ class ExternalBases:
             if name is None:
                 return f"a base of `{qualified}` is not a plain name"
             target = _resolve(name, tree, imports, _module_name(qualified, class_path))
-            problem = self._collect(target, found, where, seen, depth + 1)
+            problem = self._collect(target, found, where, seen, depth + 1, members)
             if problem is not None:
                 return problem
         if node.keywords:

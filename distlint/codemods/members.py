@@ -155,6 +155,14 @@ def member_uses(nodes: Iterable[cst.CSTNode]) -> FrozenSet[str]:
     return frozenset(uses.names)
 
 
+def called_methods(node: cst.CSTNode) -> List[str]:
+    """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear."""
+    import libcst.matchers as matchers
+
+    calls = matchers.findall(node, matchers.Call(func=matchers.Attribute(value=matchers.Name("self"))))
+    return list(dict.fromkeys(call.func.attr.value for call in calls))  # type: ignore[union-attr]
+
+
 def class_level_names(statement: cst.BaseStatement) -> FrozenSet[str]:
     """Bare names a class-attribute line reads (``b = a + 1`` reads ``a``)."""
     if not isinstance(statement, cst.SimpleStatementLine):

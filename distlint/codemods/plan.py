@@ -1,8 +1,8 @@
 """Decide what moves where: the migration plan of one module.
 
-(~510 lines: one decision per class and test, read top to bottom; placement, families,
-factories and external bases are already their own modules. The next cut, if it grows:
-the per-base target lookup into codemods/bases/.)
+(One decision per class and test, read top to bottom; placement, families, factories,
+external bases and the report (:mod:`distlint.codemods.plan_report`) are their own modules.
+The next cut, if it grows: the per-base target lookup into codemods/bases/.)
 
 Input: the module and the shared PG analysis (``ModuleAnalysis``: which tests are
 eligible, where their PG is created and torn down). The plan never re-decides
@@ -41,7 +41,8 @@ from distlint.codemods.bases import BASES
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
 from distlint.codemods.placement import Placer
-from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
+from distlint.codemods.plan_report import build_report
+from distlint.codemods.report import Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
@@ -60,6 +61,8 @@ class Planner:
         self.external = ExternalBases(path)
         #: class -> (base as written, tests it inherits from that base): reported as left.
         self.external_tests: Dict[str, List[Tuple[str, Tuple[str, ...]]]] = {}
+        #: Class -> (base as written, the methods it brings) for its bases from other modules.
+        self.external_members: Dict[str, List[Tuple[str, Tuple[str, ...]]]] = {}
         self.module = wrapper.module
         self.analysis = analysis
         self.config = config
@@ -89,7 +92,8 @@ class Planner:
         self._decide_tests()
         placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
         placer.settle()
-        return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations, self._report(),
+        return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations,
+                             build_report(self.order, self.module, self.external_tests),
                              self.edits, self.functions, self.helper_users, placer.classmethod_opts())
 
     # -- 1. the family classes ----------------------------------------------------------------
@@ -153,6 +157,7 @@ class Planner:
         the per-test class keeps inheriting them, so the continuous class would run them again."""
         written = code_of(base.value)
         found = self.external.tests_of(qualified)
+        self.external_members.setdefault(cls.name, []).append((written, found.members))
         if found.unseen is not None:
             cls.refuse(Why.EXTERNAL_BASE.code, f"derives from {written}, whose tests distlint cannot see "
                                                f"({found.unseen}); a continuous class deriving from it could "
@@ -224,6 +229,18 @@ class Planner:
                                               "migrate it by hand")
 
     # -- 4. per-test decisions ----------------------------------------------------------------
+    def _no_pg_text(self, cls: FamilyClass, test: TestAnalysis) -> str:
+        """``no-pg``'s text, naming the helpers of other modules the test calls: a PG created
+        there is one the analysis does not see (and the test stays, as it must)."""
+        called = m.called_methods(test.node)
+        for member in cls.mro():
+            for written, methods in self.external_members.get(member.name, ()):
+                helpers = [name for name in called if name in methods and not member.body.defines(name)]
+                if helpers:
+                    return (f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
+                            f"{written}, from another module, which distlint does not analyse")
+        return Why.NO_PG.text
+
     def _decide_tests(self) -> None:
         for cls in self.order:
             analysed = {t.name for t in cls.analysis.tests}
@@ -234,7 +251,7 @@ class Planner:
                 decision = Decision(test)
                 cls.decisions[test.name] = decision
                 if not test.creates_pg:
-                    decision.leave(Why.NO_PG.code, Why.NO_PG.text)
+                    decision.leave(Why.NO_PG.code, self._no_pg_text(cls, test))
                 elif test.ineligible:
                     first = test.ineligible[0]
                     decision.leave(first.reason.code, "; ".join(i.describe() for i in test.ineligible))
@@ -357,84 +374,6 @@ class Planner:
             if not isinstance(store, cst.SimpleStatementLine):
                 raise RewriteError(f"its store is built by `{first_line(store)}`, which is not a plain assignment")
             function_edits.statements[id(store)] = REMOVE
-
-    # -- report -------------------------------------------------------------------------------
-    def _report(self) -> FileReport:
-        """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
-        report = FileReport(path="")
-        for cls in self.order:
-            entry = ClassReport(cls.name)
-            if cls.has_continuous:
-                entry.continuous = cls.continuous_name
-                entry.variants = [cls.variant_name(v) for v in cls.variants()]
-            if cls.has_mixin:
-                entry.mixin = cls.mixin_name
-            entry.removed = cls.removed
-            for decision in cls.decisions.values():
-                if decision.moved:
-                    entry.moved.append(decision.test.name)
-                    if test_variant(decision.test):
-                        entry.moved_to[decision.test.name] = cls.variant_name(test_variant(decision.test))
-                else:
-                    entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
-            for name in cls.unanalysed_tests:
-                entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
-            own = {name for unit in cls.body.units for name in unit.names}
-            for written, tests in self.external_tests.get(cls.name, ()):
-                for name in tests:
-                    if name not in own:
-                        entry.left.append(LeftBehind(name, Why.EXTERNAL_BASE.code,
-                                                     f"inherited from {written}, defined in another module"))
-            for helper, name in self._helper_class_tests(cls):
-                entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,
-                                             f"inherited from {helper}, a class distlint does not analyse"))
-            if cls.has_continuous:
-                entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
-                if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
-                    entry.notes.append("world_size is not defined in this file; the continuous class takes it "
-                                       "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
-                                       + " or the runtime's default")
-            if not (entry.moved or entry.left or entry.inherits_from):
-                entry.notes.append(self._no_tests_note(cls))
-            report.classes.append(entry)
-        return report
-
-    def _helper_class_tests(self, cls: FamilyClass) -> List[Tuple[str, str]]:
-        """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
-        that are not per-test classes (mixins): they run per-test here, and stay."""
-        module_classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
-        own = {name for member in cls.mro() for unit in member.body.units for name in unit.names}
-        found: List[Tuple[str, str]] = []
-        pending = [b.value.value for b in cls.kept_bases if isinstance(b.value, cst.Name)]
-        seen: Set[str] = set()
-        while pending:
-            name = pending.pop(0)
-            helper = module_classes.get(name)
-            if helper is None or name in seen or name in self.classes:
-                continue
-            seen.add(name)
-            for statement in helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ():
-                test = statement.name.value if isinstance(statement, cst.FunctionDef) else ""
-                if test.startswith("test") and test not in own and all(test != t for _, t in found):
-                    found.append((name, test))
-            pending += [b.value.value for b in helper.bases if isinstance(b.value, cst.Name)]
-        return found
-
-    def _no_tests_note(self, cls: FamilyClass) -> str:
-        """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
-        module_classes = {s.name.value for s in self.module.body if isinstance(s, cst.ClassDef)}
-        where: List[str] = []
-        ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or self._helper_class_tests(a)]
-        if ancestors:
-            where.append(f"it runs those of {ancestors[0].name} (listed there)")
-        elsewhere = [code_of(b.value) for b in cls.kept_bases
-                     if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
-        if elsewhere:
-            where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-                         if ancestors else
-                         f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)")
-        return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
-
 
 # -- helpers ----------------------------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""The migration report of one module: every per-test class the analysis sees, with each
+of its tests moved (and where) or left (and why), built from the plan's decisions
+(:mod:`distlint.codemods.plan`)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Set, Tuple
+
+import libcst as cst
+
+from distlint.codemods.families import FamilyClass, test_variant
+from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
+from distlint.cst_utils import code_of
+
+
+def build_report(order: List[FamilyClass], module: cst.Module,
+                 external_tests: Dict[str, List[Tuple[str, Tuple[str, ...]]]]) -> FileReport:
+    """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
+    report = FileReport(path="")
+    family = {cls.name for cls in order}
+    for cls in order:
+        entry = ClassReport(cls.name)
+        if cls.has_continuous:
+            entry.continuous = cls.continuous_name
+            entry.variants = [cls.variant_name(v) for v in cls.variants()]
+        if cls.has_mixin:
+            entry.mixin = cls.mixin_name
+        entry.removed = cls.removed
+        for decision in cls.decisions.values():
+            if decision.moved:
+                entry.moved.append(decision.test.name)
+                if test_variant(decision.test):
+                    entry.moved_to[decision.test.name] = cls.variant_name(test_variant(decision.test))
+            else:
+                entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
+        for name in cls.unanalysed_tests:
+            entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
+        own = {name for unit in cls.body.units for name in unit.names}
+        for written, tests in external_tests.get(cls.name, ()):
+            for name in tests:
+                if name not in own:
+                    entry.left.append(LeftBehind(name, Why.EXTERNAL_BASE.code,
+                                                 f"inherited from {written}, defined in another module"))
+        for helper, name in _helper_class_tests(cls, module, family):
+            entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,
+                                         f"inherited from {helper}, a class distlint does not analyse"))
+        if cls.has_continuous:
+            entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
+            if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
+                entry.notes.append("world_size is not defined in this file; the continuous class takes it "
+                                   "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
+                                   + " or the runtime's default")
+        if not (entry.moved or entry.left or entry.inherits_from):
+            entry.notes.append(_no_tests_note(cls, module, family))
+        report.classes.append(entry)
+    return report
+
+def _helper_class_tests(cls: FamilyClass, module: cst.Module, family: Set[str]) -> List[Tuple[str, str]]:
+    """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
+    that are not per-test classes (mixins): they run per-test here, and stay."""
+    module_classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    own = {name for member in cls.mro() for unit in member.body.units for name in unit.names}
+    found: List[Tuple[str, str]] = []
+    pending = [b.value.value for b in cls.kept_bases if isinstance(b.value, cst.Name)]
+    seen: Set[str] = set()
+    while pending:
+        name = pending.pop(0)
+        helper = module_classes.get(name)
+        if helper is None or name in seen or name in family:
+            continue
+        seen.add(name)
+        for statement in helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ():
+            test = statement.name.value if isinstance(statement, cst.FunctionDef) else ""
+            if test.startswith("test") and test not in own and all(test != t for _, t in found):
+                found.append((name, test))
+        pending += [b.value.value for b in helper.bases if isinstance(b.value, cst.Name)]
+    return found
+
+def _no_tests_note(cls: FamilyClass, module: cst.Module, family: Set[str]) -> str:
+    """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
+    module_classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+    where: List[str] = []
+    ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)]
+    if ancestors:
+        where.append(f"it runs those of {ancestors[0].name} (listed there)")
+    elsewhere = [code_of(b.value) for b in cls.kept_bases
+                 if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
+    if elsewhere:
+        where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+                     if ancestors else
+                     f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)")
+    return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
