@@ -2,7 +2,8 @@
 
 Written to be a drop-in for ``torch.testing._internal.common_distributed.
 MultiProcContinuousTest`` as far as test code can tell: ``self.rank``,
-``self.world_size``, ``self.pg`` (also the default group), the classmethods
+``self.world_size``, ``self.pg`` (the default group; a gloo class's ``opts()`` group:
+:mod:`distlint.runtime.class_pg`), the classmethods
 ``backend_str()``, ``opts()``, ``device_type()``, the class attribute ``timeout``
 (a ``timedelta``), ``world_size`` as class attribute or property,
 ``MAIN_PROCESS_RANK``.  Unlike torch's class it keeps no pool state on the class
@@ -204,7 +205,7 @@ class MultiProcContinuousTest(TensorAssertionsMixin, unittest.TestCase):
                                                          environ=environ_key(declared_environment(type(self))))
         startup = max(MIN_STARTUP_TIMEOUT_S, plan.test_timeout_s)
         try:
-            pool = pool_registry.pool_for(config, startup)
+            pool = pool_registry.pool_for(config, startup, preload=(type(self).__module__,))
         except PoolStartError as error:
             raise RankFailure(f"worker pool for {self.id()} could not start:\n{error}") from None
         outcome = pool.run_test(class_ref(type(self)), self._testMethodName, self.id(), plan.test_timeout_s)

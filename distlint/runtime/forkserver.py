@@ -222,9 +222,11 @@ def publish(modules: Iterable[str] = ()) -> None:
         _write_atomically(path, _manifest(modules))
 
 
-def prepare() -> None:
+def prepare(modules: Iterable[str] = ()) -> None:
     """Before any process is started from the server: it runs (restarted if it died), knows
-    what to preload, and has preloaded it (bounded by :data:`START_TIMEOUT_S`).
+    what to preload, and has preloaded it (bounded by :data:`START_TIMEOUT_S`). ``modules``:
+    what to preload besides torch when this starts the server or tells it what to preload (a
+    pool's test module, so its ranks do not each import it); ignored once it has preloaded.
 
     Raises :class:`ForkServerFailed` when the server died more often than it may be
     restarted, hung while preloading (it is killed), or failed earlier in the run.
@@ -242,11 +244,12 @@ def prepare() -> None:
                 start_method.record_forkserver_failure()
                 raise ForkServerFailed(f"the fork server (pid {known}) died {_server.restarts} times")
             _note(f"the fork server (pid {known}) died; starting a new one")
+        modules = [name for name in modules if name != "__main__"]  # __main__ is re-created by path
         if running_pid() is None:
-            if not start(defer=False):
+            if not start(defer=False, modules=modules):
                 raise ForkServerFailed("the fork server is not to be used here")
         else:
-            publish()
+            publish(modules)
         _await_preloaded(START_TIMEOUT_S)
 
 

@@ -38,6 +38,7 @@ import unittest
 from datetime import timedelta
 from typing import Any, Dict, Optional, Set, Tuple
 
+from .class_pg import tests_pg
 from .execute import RankSession
 from .outcome import Observation, Outcome, decide_outcome
 from .protocol import RankResult, Status
@@ -132,7 +133,8 @@ class _InlineRank:
         )
         os.environ["BACKEND"] = config.backend_name
         self.config = config
-        self.session = RankSession(self.rank, self.world_size, dist.group.WORLD, run_class_fixtures=False)
+        pg = tests_pg(config.backend, store, self.rank, self.world_size, options)
+        self.session = RankSession(self.rank, self.world_size, pg, world=dist.group.WORLD, run_class_fixtures=False)
         return self.session
 
     def abandon_pg(self) -> None:

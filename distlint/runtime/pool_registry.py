@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 from . import forkserver
 from . import start_method as start_methods
@@ -40,8 +40,9 @@ def _note(message: str) -> None:
     sys.stderr.flush()
 
 
-def pool_for(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
-    """A started pool for ``config``: the live one, or a new one replacing a broken one."""
+def pool_for(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()) -> WorkerPool:
+    """A started pool for ``config``: the live one, or a new one replacing a broken one
+    (``preload``: modules a fork server that starts now imports before forking the ranks)."""
     global _started
     with _lock:
         install_exit_hooks()
@@ -58,28 +59,28 @@ def pool_for(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
             _, oldest = _pools.popitem(last=False)
             oldest.close(graceful=True)
         _started += 1
-        return _start_pool(config, startup_timeout_s)
+        return _start_pool(config, startup_timeout_s, preload)
 
 
-def _start_pool(config: PoolConfig, startup_timeout_s: float) -> WorkerPool:
+def _start_pool(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()) -> WorkerPool:
     method = start_methods.choose_start_method()
     try:
-        return _start_registered(config, method, startup_timeout_s)
+        return _start_registered(config, method, startup_timeout_s, preload)
     except PoolStartError as error:
         overridden = bool(os.environ.get(start_methods.START_METHOD_ENV))
         if method != start_methods.FORKSERVER or not error.retry_with_spawn or overridden:
             raise
         _note(f"the fork server failed ({str(error).splitlines()[0]}); using spawn from now on")
         start_methods.record_forkserver_failure()
-        return _start_registered(config, start_methods.SPAWN, startup_timeout_s)
+        return _start_registered(config, start_methods.SPAWN, startup_timeout_s, preload)
 
 
-def _start_registered(config: PoolConfig, method: str, startup_timeout_s: float) -> WorkerPool:
+def _start_registered(config: PoolConfig, method: str, startup_timeout_s: float, preload: Sequence[str]) -> WorkerPool:
     # Registered before it starts, so Ctrl-C or SIGTERM during start-up still
     # finds (and closes) its processes and rendezvous directory.
     pool = _pools[config] = WorkerPool(config, method)
     try:
-        pool.start(startup_timeout_s)
+        pool.start(startup_timeout_s, preload)
     except BaseException:
         pool.close(graceful=False)
         _pools.pop(config, None)

@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Optional
 
 from . import role
+from .class_pg import tests_pg
 from .execute import RankSession, classify_exception, format_exception
 from .loader import load_class
 from .protocol import ClassExited, ExitClass, RankResult, RunTest, Shutdown, Status, WorkerReady, WorkerSpec
@@ -53,7 +54,9 @@ def main(spec: WorkerSpec, conn: Connection) -> None:
         _send(conn, WorkerReady(rank=spec.rank, pid=os.getpid(), init_skip=skip, init_error=error))
         return
     _send(conn, WorkerReady(rank=spec.rank, pid=os.getpid()))
-    _serve(conn, RankSession(spec.rank, spec.world_size, pg))
+    import torch.distributed as dist
+
+    _serve(conn, RankSession(spec.rank, spec.world_size, pg, world=dist.group.WORLD))
 
 
 def _adopt_environment(spec: WorkerSpec) -> None:
@@ -131,7 +134,7 @@ def _init_process_group(spec: WorkerSpec) -> Any:
         timeout=timedelta(seconds=spec.pg_timeout_s),
         **kwargs,
     )
-    return dist.group.WORLD
+    return tests_pg(spec.backend, store, spec.rank, spec.world_size, options)
 
 
 def _send(conn: Connection, message: object) -> None:

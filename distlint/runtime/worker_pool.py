@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from multiprocessing.connection import wait
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 from . import forkserver
 from . import start_method as start_methods
@@ -177,14 +177,15 @@ class WorkerPool:
         # blamed on the next test.
         return not wait([r.process.sentinel for r in self._ranks], timeout=0)
 
-    def start(self, startup_timeout_s: float) -> None:
-        """Start every rank and wait until each joined the PG, asked to skip, or failed."""
+    def start(self, startup_timeout_s: float, preload: Sequence[str] = ()) -> None:
+        """Start every rank and wait until each joined the PG, asked to skip, or failed.
+        ``preload``: modules the fork server should import first (the test class's)."""
         self._dir = tempfile.mkdtemp(prefix="distlint-pool-")
         ctx = start_methods.context(self.start_method)
         forked = self.start_method == start_methods.FORKSERVER
         try:
             if forked:
-                forkserver.prepare()
+                forkserver.prepare(preload)
             for rank in range(self.config.world_size):
                 spec = WorkerSpec(
                     rank=rank,

@@ -158,7 +158,7 @@ class FakePool:
         self.method = method
         self.state = PoolState.NEW
 
-    def start(self, timeout_s):
+    def start(self, timeout_s, preload=()):
         FakePool.started.append(self.method)
         if self.method == "forkserver":
             raise PoolStartError("fork server died", retry_with_spawn=self.retry)

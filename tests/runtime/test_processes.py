@@ -7,6 +7,7 @@ torch without numpy, for one, prints a warning into that text.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -65,6 +66,24 @@ def test_python_file_runs_the_suite_and_leaves_no_process_or_file(tmp_path):
     assert report.exists(), output
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
+    assert_run_left_nothing(env)
+
+
+def test_a_pools_ranks_are_forked_with_its_test_module_already_imported(tmp_path):
+    """Under plain pytest the first pool starts the fork server: it imports the test class's
+    module before forking, so the ranks do not each import it again."""
+    from distlint.runtime import start_method
+
+    if start_method.forkserver_unsafe_reason() is not None:
+        pytest.skip(f"no fork server here: {start_method.forkserver_unsafe_reason()}")
+    probe = str(CASES / "preload_probe.py")
+    returncode, output, env = run("preload", ["-m", "pytest", "-q", "-p", "no:cacheprovider", probe], tmp_path)
+    assert returncode == 0, output
+    logged = [json.loads(line) for line in (tmp_path / "preload.log").read_text().splitlines()]
+    importers = {entry["imported_in"] for entry in logged if "imported_in" in entry}
+    ranks = {entry["rank_pid"] for entry in logged if "rank_pid" in entry}
+    assert len(ranks) == 2 and not ranks & importers, logged
+    assert len(importers) == 2, logged  # pytest's process and the fork server
     assert_run_left_nothing(env)
 
 

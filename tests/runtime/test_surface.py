@@ -105,6 +105,18 @@ def test_a_class_with_its_own_opts_gets_its_own_pool(case_log):
     assert len(own) == 2 and shared.isdisjoint(own)
 
 
+def test_gloo_options_reach_self_pg_and_the_default_group_stays(case_log):
+    """torch's init_process_group builds gloo without the class's options (threads, devices);
+    self.pg is a ProcessGroupGloo built from them, as the per-test tests built theirs."""
+    outcomes = run_classes(surface.GlooThreadsOptions)
+    assert [o.kind for o in outcomes.values()] == ["pass"], outcomes
+    logged = entries(case_log, cls="GlooThreadsOptions")
+    assert sorted(e["rank"] for e in logged) == [0, 1]
+    for entry in logged:
+        assert (entry["threads"], entry["is_world"], entry["total"]) == (3, False, 4.0)
+        assert entry["world_threads"] != 3  # what init_process_group made of the options
+
+
 def test_ranks_that_cannot_build_the_pg_fail_or_skip_every_test_without_hanging(case_log, run_scope, monkeypatch):
     # A pool may take 300 s to start here, so that waiting it out would fail the hang guard below.
     monkeypatch.setattr(continuous, "MIN_STARTUP_TIMEOUT_S", 300.0)

@@ -182,6 +182,28 @@ class NoGlooOptions(MultiProcContinuousTest):
         record(self)
 
 
+class GlooThreadsOptions(MultiProcContinuousTest):
+    """gloo options reach self.pg (torch's init_process_group would drop them)."""
+
+    @classmethod
+    def backend_str(cls):
+        return "gloo"
+
+    @classmethod
+    def opts(cls):
+        opts = dist.ProcessGroupGloo._Options()
+        opts._threads = 3
+        return opts
+
+    def test_pg_has_the_options(self):
+        tensor = torch.ones(1)
+        self.pg.allreduce([tensor]).wait()
+        dist.all_reduce(tensor)  # the default group is there too
+        record(self, threads=self.pg.options._threads, is_world=self.pg is dist.group.WORLD,
+               world_threads=dist.group.WORLD._get_backend(torch.device("cpu")).options._threads,
+               total=tensor.item())
+
+
 class OptsRaise(MultiProcContinuousTest):
     """opts() fails on the ranks: every test errors with that traceback, none hangs."""
 
