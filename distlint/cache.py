@@ -144,10 +144,9 @@ class Cache:
             self._indexes[settings] = index
         return index
 
-    def lookup_stat(self, config: Config, path: str, stat: "FileStat",
-                    absolute: Optional[str] = None) -> Optional[FileResult]:
-        """The result recorded for ``path`` (``absolute``: its absolute path, when known) if its
-        stat is exactly the one recorded with it."""
+    def lookup_stat(self, config: Config, path: str, absolute: str, stat: "FileStat") -> Optional[FileResult]:
+        """The result recorded for ``path`` (``absolute``: its absolute path) if its stat is
+        exactly the one recorded with it."""
         row = self._index(self.settings_key(config)).get(_index_name(path, absolute))
         try:
             if row is None or row[0] != stat.key:
@@ -156,21 +155,20 @@ class Cache:
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def remember(self, config: Config, path: str, stat: Optional["FileStat"], result: FileResult,
-                 absolute: Optional[str] = None) -> None:
+    def remember(self, config: Config, path: str, absolute: str, stat: "FileStat", result: FileResult) -> None:
         """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
         settings = self.settings_key(config)
-        row = [stat.key if stat is not None and stat.settled else None, _finding_rows(result), result.error]
+        row = [stat.key if stat.settled else None, _finding_rows(result), result.error]
         index = self._index(settings)
         name = _index_name(path, absolute)
         if index.get(name) != row:
             index[name] = row
             self._changed_indexes.add(settings)
 
-    def forget(self, config: Config, path: str) -> None:
+    def forget(self, config: Config, path: str, absolute: str) -> None:
         """Drop ``path``'s index row (its bytes were just rewritten)."""
         settings = self.settings_key(config)
-        if self._index(settings).pop(_index_name(path), None) is not None:
+        if self._index(settings).pop(_index_name(path, absolute), None) is not None:
             self._changed_indexes.add(settings)
 
     def save_indexes(self) -> None:
@@ -251,20 +249,15 @@ class FileStat(NamedTuple):
     settled: bool
 
 
-def file_stat(path: str, stat: Optional[os.stat_result] = None) -> Optional[FileStat]:
-    """``path``'s stat as the index compares it; ``stat``: one already taken (by discovery)."""
-    if stat is None:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None  # reading the file will say why
+def file_stat(stat: os.stat_result) -> FileStat:
+    """A file's stat (the one discovery took, before anything read the file) as the index compares it."""
     settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_WINDOW_NS
     return FileStat([stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino], settled)
 
 
-def _index_name(path: str, absolute: Optional[str] = None) -> str:
+def _index_name(path: str, absolute: str) -> str:
     # The shown path is part of the result (errors and messages name it), as in entry keys.
-    return f"{absolute or os.path.abspath(path)}\0{path}"
+    return f"{absolute}\0{path}"
 
 
 def _finding_rows(result: FileResult) -> List[List[Any]]:

@@ -39,10 +39,10 @@ class Target(NamedTuple):
     #: Directory of the pyproject.toml the config came from, if any.
     root: Optional[Path]
     #: ``os.path.abspath(path)``, computed once by discovery (the cache keys its index by it).
-    absolute: str = ""
+    absolute: str
     #: The ``stat`` discovery took of the file (before anything read it): the cache's index
     #: compares it, so an unchanged file costs no second ``stat``.
-    stat: Optional[os.stat_result] = None
+    stat: os.stat_result
 
 
 @dataclass(frozen=True)

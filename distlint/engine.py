@@ -276,14 +276,13 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
     tasks: List[_Task] = []
     keys: Dict[str, str] = {}
     sources: Dict[str, bytes] = {}
-    stats: Dict[str, Optional[FileStat]] = {}
+    stats: Dict[str, FileStat] = {}
     hits = 0
     for target in found.targets:
         if cache is not None:
             # Unchanged since the last run (same stat): answered without reading the file.
-            stat = stats[target.path] = file_stat(target.path, target.stat)
-            cached = (cache.lookup_stat(target.config, target.path, stat, target.absolute)
-                      if stat is not None else None)
+            stat = stats[target.path] = file_stat(target.stat)
+            cached = cache.lookup_stat(target.config, target.path, target.absolute, stat)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -296,7 +295,7 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
             key = keys[target.path] = cache.entry_key(target.config, target.path, content_digest(source))
             cached = cache.load(target.path, key)
             if cached is not None:
-                cache.remember(target.config, target.path, stats[target.path], cached, target.absolute)
+                cache.remember(target.config, target.path, target.absolute, stats[target.path], cached)
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -313,7 +312,7 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result.first)
             target = targets[result.path]
-            cache.remember(target.config, result.path, stats[result.path], result.first, target.absolute)
+            cache.remember(target.config, result.path, target.absolute, stats[result.path], result.first)
     if options.mode == "fix":
         _write_fixes(outcomes.values(), targets, cache)
     if cache is not None:
@@ -355,4 +354,4 @@ def _write_fixes(outcomes, targets: Dict[str, Target], cache: Optional[Cache]) -
             target = targets[outcome.path]
             key = cache.entry_key(target.config, outcome.path, content_digest(outcome.fixed))
             cache.store(outcome.path, key, outcome.result)
-            cache.forget(target.config, outcome.path)  # rewritten: the next run checks its bytes
+            cache.forget(target.config, outcome.path, target.absolute)  # rewritten: the next run checks its bytes

@@ -55,6 +55,7 @@ def build_report(order: List[FamilyClass], module: cst.Module,
         report.classes.append(entry)
     return report
 
+
 def _helper_class_tests(cls: FamilyClass, module: cst.Module, family: Set[str]) -> List[Tuple[str, str]]:
     """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
     that are not per-test classes (mixins): they run per-test here, and stay."""
@@ -76,11 +77,13 @@ def _helper_class_tests(cls: FamilyClass, module: cst.Module, family: Set[str]) 
         pending += [b.value.value for b in helper.bases if isinstance(b.value, cst.Name)]
     return found
 
+
 def _no_tests_note(cls: FamilyClass, module: cst.Module, family: Set[str]) -> str:
     """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
     module_classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
     where: List[str] = []
-    ancestors = [a for a in cls.mro()[1:] if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)]
+    ancestors = [a for a in cls.mro()[1:]
+                 if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)]
     if ancestors:
         where.append(f"it runs those of {ancestors[0].name} (listed there)")
     elsewhere = [code_of(b.value) for b in cls.kept_bases

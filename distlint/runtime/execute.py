@@ -2,8 +2,9 @@
 
 Used by pool workers and by torchrun ranks alike, so a test body sees the same
 world either way: ``self.rank``, ``self.world_size``, ``self.pg`` (the default
-group, or a gloo class's options group: :mod:`distlint.runtime.class_pg`), ``setUp``/``tearDown`` around every test, ``setUpClass`` once per class
-on each rank before its first test, ``tearDownClass`` when the dispatcher's
+group, or a gloo class's options group: :mod:`distlint.runtime.class_pg`),
+``setUp``/``tearDown`` around every test, ``setUpClass`` once per class on each rank
+before its first test, ``tearDownClass`` when the dispatcher's
 class ends, and the same RNG seed on every rank.
 """
 
@@ -89,14 +90,13 @@ def reset_dtensor_rng() -> None:
 class RankSession:
     """What a rank process keeps between tests: its place in the world and set-up classes."""
 
-    def __init__(self, rank: int, world_size: int, pg: Any, *, world: Any = None,
-                 run_class_fixtures: bool = True) -> None:
+    def __init__(self, rank: int, world_size: int, pg: Any, *, world: Any, run_class_fixtures: bool = True) -> None:
         self.rank = rank
         self.world_size = world_size
         #: What tests get as ``self.pg`` (:mod:`distlint.runtime.class_pg`); ``world``: the
         #: default group, the one whose loss ends the pool.
         self.pg = pg
-        self.world = pg if world is None else world
+        self.world = world
         # False under torchrun: unittest itself runs setUpClass/tearDownClass in the rank.
         self.run_class_fixtures = run_class_fixtures
         self._class_setup_errors: dict = {}  # cls -> (Status, detail) or None when fine
