@@ -28,6 +28,7 @@ import libcst as cst  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
 from distlint.analysis.names import use_libcst_provider  # noqa: E402
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
@@ -49,10 +50,10 @@ def main(argv: List[str] = None) -> int:
     def provider(source: bytes) -> None:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         with use_libcst_provider():
-            analyze_module(wrapper, config)
+            analyze_module(wrapper, config, ExternalBases(None))
 
     def resolver(source: bytes) -> None:
-        analyze_module(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), config)
+        analyze_module(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), config, ExternalBases(None))
 
     def lint_old(source: bytes, path: str) -> None:
         # The rules declaring QualifiedNameProvider: the linter resolves libcst's provider,

@@ -37,6 +37,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import libcst as cst  # noqa: E402
 from libcst.metadata import MetadataWrapper  # noqa: E402
 
+from distlint.analysis.external_bases import ExternalBases
+
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
@@ -51,7 +53,7 @@ def _analysis(source: bytes, config: Config) -> float:
     """Parse, scopes and the analysis; returns the CPU seconds of ``analyze_module`` alone."""
     wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     start = time.process_time()
-    analyze_module(wrapper, config)
+    analyze_module(wrapper, config, ExternalBases(None))
     return time.process_time() - start
 
 

@@ -18,6 +18,11 @@ unchanged file costs one ``stat`` (git's index does the same). Any difference in
 the file to the content check; a row is recorded without its stat when the file changed less
 than :data:`RACY_WINDOW_NS` before it was read, as an edit within the filesystem's timestamp
 granularity could then leave the stat as it was.
+
+A few results depend on other files too: a per-test class's base from another module is
+read to see whether it brings tests (``FileResult.depends_on``). Entries and index rows
+record those files' stats (or their absence), and a result is reused only while every one
+of them is unchanged, so editing ``test_c10d_common.py`` re-checks the files deriving from it.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ from distlint.config import Config
 from distlint.findings import FileResult, Finding
 
 CACHE_DIRECTORY_NAME = ".distlint_cache"
-#: Bump when the entry layout changes.
-ENTRY_FORMAT = 1
+#: Bump when the entry layout changes (2: entries and index rows record the other files a
+#: result depends on).
+ENTRY_FORMAT = 2
 #: Parts of distlint that cannot change a lint result (kept out of the source hash).
 _NOT_LINT_CODE = ("runtime",)
 #: A file changed this recently (ns) before it was read is not trusted by its stat next time.
@@ -124,9 +130,9 @@ class Cache:
         try:
             with open(self._entry_path(path), "rb") as handle:
                 entry = json.loads(handle.read())
-            if entry["key"] != key:
+            if entry["key"] != key or not dependencies_unchanged(entry["depends"]):
                 return None
-            return _result(path, entry["findings"], entry["error"])
+            return _result(path, entry["findings"], entry["error"], entry["depends"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -149,16 +155,17 @@ class Cache:
         exactly the one recorded with it."""
         row = self._index(self.settings_key(config)).get(_index_name(path, absolute))
         try:
-            if row is None or row[0] != stat.key:
+            if row is None or row[0] != stat.key or not dependencies_unchanged(row[3]):
                 return None
-            return _result(path, row[1], row[2])
+            return _result(path, row[1], row[2], row[3])
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
     def remember(self, config: Config, path: str, absolute: str, stat: "FileStat", result: FileResult) -> None:
         """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
         settings = self.settings_key(config)
-        row = [stat.key if stat.settled else None, _finding_rows(result), result.error]
+        row = [stat.key if stat.settled else None, _finding_rows(result), result.error,
+               _recorded_dependencies(result)]
         index = self._index(settings)
         name = _index_name(path, absolute)
         if index.get(name) != row:
@@ -215,7 +222,8 @@ class Cache:
 
     def store(self, path: str, key: str, result: FileResult) -> None:
         """Record ``result`` for ``path``; failures only disable writing, never the run."""
-        entry = {"key": key, "findings": _finding_rows(result), "error": result.error}
+        entry = {"key": key, "findings": _finding_rows(result), "error": result.error,
+                 "depends": _recorded_dependencies(result)}
         self._write_atomically(self._entry_path(path), entry)
 
     def _write_atomically(self, target: "str | Path", data: Any) -> None:
@@ -255,6 +263,34 @@ def file_stat(stat: os.stat_result) -> FileStat:
     return FileStat([stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino], settled)
 
 
+#: Recorded for a dependency that changed too recently to be trusted by its stat: matches no stat.
+_UNTRUSTED = [-1]
+
+
+def _recorded_dependencies(result: FileResult) -> Dict[str, Optional[List[int]]]:
+    """``result.depends_on`` as stored: a file that changed within :data:`RACY_WINDOW_NS` of
+    now gets a key no stat matches (an edit within the timestamp granularity could keep its stat)."""
+    now = time.time_ns()
+    return {path: key if key is None or now - max(key[0], key[1]) > RACY_WINDOW_NS else _UNTRUSTED
+            for path, key in result.depends_on.items()}
+
+
+def dependencies_unchanged(depends: Dict[str, Optional[List[int]]]) -> bool:
+    """Whether every file a result depends on has the stat recorded (or is still absent)."""
+    if not isinstance(depends, dict):
+        return False  # a malformed entry: a miss
+    for path, key in depends.items():
+        try:
+            found = os.stat(path)
+        except OSError:
+            current = None
+        else:
+            current = [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
+        if current != key:
+            return False
+    return True
+
+
 def _index_name(path: str, absolute: str) -> str:
     # The shown path is part of the result (errors and messages name it), as in entry keys.
     return f"{absolute}\0{path}"
@@ -264,10 +300,12 @@ def _finding_rows(result: FileResult) -> List[List[Any]]:
     return [[f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col] for f in result.findings]
 
 
-def _result(path: str, rows: List[List[Any]], error: Any) -> FileResult:
+def _result(path: str, rows: List[List[Any]], error: Any, depends: Any) -> FileResult:
     """A stored result back (``ValueError``/``TypeError`` for a malformed one)."""
     if error is not None and not isinstance(error, str):
         raise TypeError("malformed error")
+    if not isinstance(depends, dict):
+        raise TypeError("malformed dependencies")
     findings = [Finding(path, line, col, code, name, message, bool(fixable), end_line, end_col)
                 for line, col, code, name, message, fixable, end_line, end_col in rows]
-    return FileResult(path, findings, error)
+    return FileResult(path, findings, error, depends)

@@ -333,7 +333,8 @@ def _outcome(result: _TaskResult, source: bytes, mode: str) -> FileOutcome:
         if mode == "fix":
             # Reported findings are those left once the fixes are in; restored if the write fails.
             outcome.unfixed = result.first
-            outcome.result = FileResult(result.path, list(result.remaining or []), result.first.error)
+            outcome.result = FileResult(result.path, list(result.remaining or []), result.first.error,
+                                        result.first.depends_on)
     return outcome
 
 

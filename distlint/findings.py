@@ -7,7 +7,7 @@ formats results without ever importing the parser.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 
 @dataclass(frozen=True)
@@ -34,3 +34,7 @@ class FileResult:
     findings: List[Finding] = field(default_factory=list)
     #: A one-line ``path: error: ...`` message when the file could not be checked.
     error: Optional[str] = None
+    #: Other files the result depends on (the modules bases from elsewhere come from): absolute
+    #: path -> stat key (mtime, ctime, size, inode), None where no file was. The cache trusts
+    #: the result only while each of them is as recorded.
+    depends_on: Dict[str, Optional[List[int]]] = field(default_factory=dict)

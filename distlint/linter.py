@@ -43,7 +43,7 @@ def enabled_rules(config: Config, path: str, rules: Optional[Sequence[Type[LintR
 
 
 def _run_rules(module: cst.Module, path: str, config: Config,
-               rules: Sequence[Type[LintRule]]) -> Tuple[MetadataWrapper, List[Report]]:
+               rules: Sequence[Type[LintRule]]) -> Tuple[FileContext, List[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
@@ -61,7 +61,7 @@ def _run_rules(module: cst.Module, path: str, config: Config,
     else:
         wrapper.visit_batched(instances)
     reports = [report for instance in instances for report in instance.reports]
-    return wrapper, reports
+    return context, reports
 
 
 def _suppressed(line_text: str, code: str) -> bool:
@@ -122,9 +122,10 @@ def lint_source(source: bytes, path: str, config: Config,
     active = [by_code[code] for code in screened.codes]
     try:
         module = parse(source, path)
-        wrapper, reports = _run_rules(module, path, config, active)
-        located = _locate(wrapper, reports, path, screened.text)
-        return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key))
+        context, reports = _run_rules(module, path, config, active)
+        located = _locate(context.wrapper, reports, path, screened.text)
+        return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key),
+                          depends_on=context.depends_on)
     except ValueError as exc:
         return FileResult(path, error=f"{path}: error: {exc}")
     except RecursionError:
@@ -193,7 +194,8 @@ def fix_source(source: bytes, path: str, config: Config,
     for _ in range(MAX_FIX_PASSES):
         screened = screen_rules(current, path, active, config)
         module = parse(current, path)
-        wrapper, reports = _run_rules(module, path, config, screened)
+        context, reports = _run_rules(module, path, config, screened)
+        wrapper = context.wrapper
         text = decode_source(current, path)
         located = {id(r): f for r, f in zip(reports, _locate(wrapper, reports, path, text))}
         fixes = [r.fix for r in reports if r.fix is not None and located[id(r)] is not None]

@@ -81,6 +81,9 @@ class FileContext:
         self.config = config
         self.wrapper = wrapper
         self._facts: Dict[Any, Any] = {}
+        #: Other files an analysis looked at (absolute path -> stat key, None where no file
+        #: was): the result depends on them too, and the cache checks them.
+        self.depends_on: Dict[str, Optional[List[int]]] = {}
 
     @property
     def module(self) -> "cst.Module":

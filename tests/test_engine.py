@@ -16,7 +16,7 @@ import pytest
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
 from distlint import cache as cache_module
 from distlint import engine
-from distlint.cache import Cache, package_digest
+from distlint.cache import ENTRY_FORMAT, Cache, package_digest
 from distlint.config import ConfigResolver, Overrides
 from distlint.engine import CheckOptions, cache_root, check
 from distlint.rules import rules_by_code
@@ -89,7 +89,7 @@ def test_package_digest_covers_rules_but_not_the_runtime(tmp_path):
 
 def test_corrupt_or_foreign_entries_are_misses(tree):
     cold = check(_options(tree))
-    entries = sorted((tree / "cache" / "v1").glob("*.json"))
+    entries = sorted((tree / "cache" / f"v{ENTRY_FORMAT}").glob("*.json"))
     assert len(entries) == 7
     entries[0].write_text("{not json")
     entries[1].write_bytes(b"\x00\xff")
@@ -97,7 +97,7 @@ def test_corrupt_or_foreign_entries_are_misses(tree):
     entries[3].write_text(json.dumps({"key": json.loads(entries[4].read_text())["key"], "findings": [[1]]}))
     # Files settled for long are answered from the stat index without opening their entry:
     # without the index, every file goes through its entry, which this test is about.
-    shutil.rmtree(tree / "cache" / "v1-index")
+    shutil.rmtree(tree / "cache" / f"v{ENTRY_FORMAT}-index")
     warm = check(_options(tree))
     assert warm.cache_hits == 3
     assert _summary(warm) == _summary(cold)
@@ -112,7 +112,7 @@ def _settled_at_once(monkeypatch) -> None:
 def test_unchanged_files_are_answered_by_their_stat_alone(tree, monkeypatch):
     _settled_at_once(monkeypatch)
     cold = check(_options(tree))
-    shutil.rmtree(tree / "cache" / "v1")  # no entry left: only the stat index can answer
+    shutil.rmtree(tree / "cache" / f"v{ENTRY_FORMAT}")  # no entry left: only the stat index can answer
     warm = check(_options(tree))
     assert warm.cache_hits == 7 and _summary(warm) == _summary(cold)
 
@@ -125,7 +125,7 @@ def test_a_touched_but_unchanged_file_is_checked_by_content_then_trusted_again(t
     os.utime(touched, ns=(later, later))
     warm = check(_options(tree))  # the touched file goes through its entry: same bytes, a hit
     assert warm.cache_hits == 7 and _summary(warm) == _summary(cold)
-    shutil.rmtree(tree / "cache" / "v1")
+    shutil.rmtree(tree / "cache" / f"v{ENTRY_FORMAT}")
     assert check(_options(tree)).cache_hits == 7  # its new stat was recorded
 
 
@@ -149,7 +149,7 @@ def test_a_file_changed_just_before_it_was_read_is_not_trusted_by_its_stat(tree,
     # such files are checked by content until they settle. (A window of years: every file is recent.)
     monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 10 ** 18)
     check(_options(tree))
-    shutil.rmtree(tree / "cache" / "v1")
+    shutil.rmtree(tree / "cache" / f"v{ENTRY_FORMAT}")
     assert check(_options(tree)).cache_hits == 0
 
 
@@ -158,7 +158,7 @@ def test_cache_directory_ignores_itself_and_leaves_no_temp_files(tree):
     cache_dir = tree / "cache"
     assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
     assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
-    assert [p.name for p in (cache_dir / "v1").iterdir() if not p.name.endswith(".json")] == []
+    assert [p.name for p in (cache_dir / f"v{ENTRY_FORMAT}").iterdir() if not p.name.endswith(".json")] == []
 
 
 def test_no_cache_reads_and_writes_nothing(tree):
@@ -190,7 +190,7 @@ def test_default_cache_location_is_project_root(tmp_path, monkeypatch):
     write_tree(tmp_path, {"pyproject.toml": "", "tests/test_a.py": CLEAN_SOURCE})
     monkeypatch.chdir(tmp_path / "tests")
     check(CheckOptions(paths=["."]))
-    assert (tmp_path / ".distlint_cache" / "v1").is_dir()
+    assert (tmp_path / ".distlint_cache" / f"v{ENTRY_FORMAT}").is_dir()
 
 
 def test_pool_gives_the_same_results_as_one_process(tmp_path):
@@ -282,7 +282,7 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path, monkeypatch):
     assert [run.returncode for run in runs] == [1, 1, 1]
     assert len({out for out, _ in outputs}) == 1
     assert outputs[0][0].splitlines()[-1] == "Found 15 errors in 15 files (15 fixable with --fix)."
-    entries = list((tmp_path / "cache" / "v1").iterdir())
+    entries = list((tmp_path / "cache" / f"v{ENTRY_FORMAT}").iterdir())
     assert len(entries) == 30 and all(e.suffix == ".json" for e in entries)
     monkeypatch.chdir(tmp_path)
     assert check(CheckOptions(paths=["src"], cache_dir=tmp_path / "cache", overrides=DL302_ONLY)).cache_hits == 30
@@ -385,7 +385,7 @@ def test_node_spans_generate_only_the_statements_they_need():
 
 def test_old_index_files_are_pruned_and_the_current_one_kept(tree):
     check(_options(tree))
-    indexes = tree / "cache" / "v1-index"
+    indexes = tree / "cache" / f"v{ENTRY_FORMAT}-index"
     (current,) = list(indexes.glob("*.json"))
     now = time.time()
     for number in range(12):  # settings keys of earlier versions and configs
@@ -397,3 +397,82 @@ def test_old_index_files_are_pruned_and_the_current_one_kept(tree):
     kept = {path.name for path in indexes.glob("*.json")}
     assert len(kept) == cache_module.INDEXES_KEPT
     assert kept == {current.name} | {f"stale{number:02d}.json" for number in range(5, 12)}  # the newest
+
+
+# -- results that depend on other files ----------------------------------------------------------
+
+EXTERNAL_BASE_TEST = textwrap.dedent('''
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+    from shared_checks import SharedChecks
+
+
+    class AllReduceTest(SharedChecks, MultiProcessTestCase):
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def test_sum(self):
+            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+            dist.all_reduce(torch.ones(1))
+''')
+
+
+def _dl201(report) -> list:
+    return [f.message for o in report.outcomes for f in o.findings if f.code == "DL201"]
+
+
+def _external_from_cache(report) -> bool:
+    [outcome] = [o for o in report.outcomes if o.path.endswith("test_external.py")]
+    return outcome.from_cache
+
+
+def test_a_result_that_read_another_module_is_rechecked_when_that_module_changes(tmp_path, monkeypatch):
+    """DL201 reads the module a base comes from (does it bring tests?): the cached result is
+    reused only while that module, and the absence of the files looked for, are unchanged."""
+    _settled_at_once(monkeypatch)
+    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_TEST})
+    options = _options(tmp_path, overrides=Overrides(select=("DL201",)))
+
+    unseen = check(options)  # shared_checks.py is not there yet: its tests cannot be seen
+    [message] = _dl201(unseen)
+    assert "keep it per-test" in message and "cannot find the module of `shared_checks.SharedChecks`" in message
+
+    shared = tmp_path / "src" / "shared_checks.py"
+    shared.write_text("class SharedChecks:\n    def test_shared(self):\n        pass\n")
+    with_tests = check(options)
+    assert not _external_from_cache(with_tests)
+    [message] = _dl201(with_tests)
+    assert "keep it per-test" in message and "(SharedChecks defines 1 test: test_shared)" in message
+
+    shutil.rmtree(tmp_path / "cache" / f"v{ENTRY_FORMAT}")  # only the stat index can answer now
+    again = check(options)  # nothing changed: answered from the cache, by stat alone
+    assert _external_from_cache(again) and _dl201(again) == _dl201(with_tests)
+
+    shared.write_text("class SharedChecks:\n    def _shared(self):\n        pass\n")  # no test left
+    later = shared.stat().st_mtime_ns + 10 ** 10
+    os.utime(shared, ns=(later, later))
+    helper_only = check(options)
+    assert not _external_from_cache(helper_only)
+    [message] = _dl201(helper_only)
+    assert "; migratable:" in message
+    # The content entry checks the dependency too (the stat index gone).
+    shutil.rmtree(tmp_path / "cache" / f"v{ENTRY_FORMAT}-index")
+    shared.write_text("class SharedChecks:\n    def test_back(self):\n        pass\n")
+    os.utime(shared, ns=(later + 10 ** 10, later + 10 ** 10))
+    [message] = _dl201(check(options))
+    assert "defines 1 test: test_back" in message
+
+
+def test_a_dependency_that_just_changed_is_not_trusted_by_its_stat(tmp_path):
+    """A module read within the racy window gets a stat no file matches: the next run re-checks."""
+    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_TEST,
+                          "src/shared_checks.py": "class SharedChecks:\n    pass\n"})
+    options = _options(tmp_path, overrides=Overrides(select=("DL201",)))
+    assert not _external_from_cache(check(options))
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "cache" / f"v{ENTRY_FORMAT}").glob("*.json")]
+    [depends] = [entry["depends"] for entry in entries if entry["depends"]]  # test_external.py's entry
+    assert depends[str((tmp_path / "src" / "shared_checks.py").resolve())] == [-1]
+    assert not _external_from_cache(check(options))

@@ -219,11 +219,13 @@ def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None
     from libcst.metadata import MetadataWrapper
 
     from distlint.analysis.model import ExecutionModel
+    from distlint.analysis.external_bases import ExternalBases
     from distlint.analysis.pg import analyze_module
     from distlint.config import ConfigResolver
 
     config = ConfigResolver().for_file(case).config
-    analysis = analyze_module(MetadataWrapper(cst.parse_module(case.read_bytes()), unsafe_skip_copy=True), config)
+    analysis = analyze_module(MetadataWrapper(cst.parse_module(case.read_bytes()), unsafe_skip_copy=True), config,
+                              ExternalBases(str(case)))
     report = migrate_source(case.read_bytes(), _relative(case), config).report
     listed = {cls.name: cls for cls in report.classes}
     for cls in analysis.classes:
@@ -308,8 +310,9 @@ def test_round_trip_with_the_pg_rules(case: Path) -> None:
     result = _migrate(case)
     moved = {name for cls in result.report.classes for name in cls.moved}
     continuous = set(_continuous_class_names(result))
-    before = lint_source(case.read_bytes(), case.name, Config(select=("DL2",)))
-    after = lint_source(result.migrated, case.name, Config(select=("DL2",)))
+    # Linted where the file is: bases from other modules are read next to it, as migrate read them.
+    before = lint_source(case.read_bytes(), _relative(case), Config(select=("DL2",)))
+    after = lint_source(result.migrated, _relative(case), Config(select=("DL2",)))
     assert before.error is None and after.error is None
     assert any(f.code == "DL201" and "migratable" in f.message for f in before.findings)
     assert not [f for f in after.findings if f.code == "DL203"]
@@ -799,7 +802,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 #: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
 MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper", "options-variant",
                               "reserved-member", "overridden", "base-mismatch",
-                              "opts-with-default-options", "external-base"})
+                              "opts-with-default-options"})
 AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
 
 
@@ -837,15 +840,25 @@ def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_pa
             dist.all_reduce(torch.ones(1))
     ''').encode()
     path = tmp_path / "test_unseen.py"
+    dl201 = Config(select=("DL201",))
     result = migrate_source(source, str(path))
     assert not result.changed
     [left] = result.report.classes[0].left
     assert left.code == "external-base" and "nowhere_to_be_found.SharedChecks" in left.text
-    # Once the module is there and defines no tests, the base goes with the moved test.
+    [finding] = lint_source(source, str(path), dl201).findings  # check says what migrate does
+    assert "keep it per-test: a base from another module" in finding.message
+    # A module that defines a test: the class stays, in both.
+    (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def test_shared(self):\n        pass\n")
+    assert not migrate_source(source, str(path)).changed
+    [finding] = lint_source(source, str(path), dl201).findings
+    assert "(SharedChecks defines 1 test: test_shared)" in finding.message
+    # Once the module defines no tests, the base goes with the moved test, and DL201 says so.
     (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
     moved = migrate_source(source, str(path))
     assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
     assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()
+    [finding] = lint_source(source, str(path), dl201).findings
+    assert "; migratable:" in finding.message
 
 
 def test_torch_runtime_concrete_classes_derive_from_torchs_class_directly() -> None:

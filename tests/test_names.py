@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNam
 
 from distlint.analysis.names.resolver import NameResolver, build_resolver
 from distlint.analysis.names import qualified_name_map, qualified_names, use_libcst_provider
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module
 from distlint.codemods.migrate_continuous import migrate_source
 from distlint.config import Config, ConfigResolver
@@ -224,9 +225,9 @@ def test_analysis_lint_and_migrate_identical_with_the_provider(path):
     source = path.read_bytes()
     config = _fixture_config(path)
     module = cst.parse_module(source)  # one module for both: analyses compare node for node
-    cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config)
+    cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path)))
     with use_libcst_provider():
-        real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config)
+        real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path)))
     assert cheap == real
     assert repr(cheap) == repr(real)
 
@@ -263,9 +264,9 @@ def test_rule_examples_identical_with_the_provider(rule):
         source = textwrap.dedent(example.code).encode()
         config = Config.from_table({"select": [rule.code], **example.config}, source="<example>")
         module = cst.parse_module(source)
-        cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config)
+        cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path))
         with use_libcst_provider():
-            real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config)
+            real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path))
             linted_real = lint_source(source, example.path, config, [rule], prescreen=False)
         assert cheap == real
         assert lint_source(source, example.path, config, [rule], prescreen=False).findings == linted_real.findings

@@ -20,6 +20,7 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.pg.eligibility import code
 from distlint.analysis.model import ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, Reason
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module
 from distlint.config import Config, ConfigResolver
 from distlint.linter import lint_source
@@ -47,7 +48,7 @@ SPAWN = """\
 
 
 def analyse(source: str, config: Config = Config()) -> ModuleAnalysis:
-    return analyze_module(MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config)
+    return analyze_module(MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config, ExternalBases(None))
 
 
 def only_class(source: str, config: Config = Config()) -> ClassAnalysis:
@@ -512,7 +513,7 @@ def _fixture_analyses():
     resolver = ConfigResolver()
     for path in sorted(PG_FIXTURES.rglob("*.py")):
         config = resolver.for_file(path).config
-        yield path, analyze_module(MetadataWrapper(cst.parse_module(path.read_bytes())), config)
+        yield path, analyze_module(MetadataWrapper(cst.parse_module(path.read_bytes())), config, ExternalBases(str(path)))
 
 
 def test_fixtures_cover_every_reason_and_creation_kind():
@@ -543,7 +544,7 @@ def test_one_analysis_per_file_shared_by_the_rules(monkeypatch):
 
     calls = []
     real = pg.analyze_module
-    monkeypatch.setattr(pg, "analyze_module", lambda wrapper, config: calls.append(1) or real(wrapper, config))
+    monkeypatch.setattr(pg, "analyze_module", lambda *args: calls.append(1) or real(*args))
     path = PG_FIXTURES / "test_pg_reasons_gloo.py"
     result = lint_source(path.read_bytes(), str(path), Config(select=("DL2",)))
     assert {f.code for f in result.findings} == {"DL201", "DL202"}

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from distlint.analysis.external_bases import ExternalTests
 
 
 class ExecutionModel(enum.Enum):
@@ -127,6 +130,13 @@ class Reason(CodedEnum):
         one="is in a class whose setUp/tearDown do more than spawn",
         many="are in a class whose setUp/tearDown do more than spawn",
         short="class setUp/tearDown do more than spawn")
+    EXTERNAL_BASE = ReasonText(
+        "external-base",
+        "a base of the class from another module defines tests, or distlint cannot read it; a continuous "
+        "class deriving from it would run those tests a second time",
+        one="is in a class whose base from another module has tests or cannot be read",
+        many="are in a class whose base from another module has tests or cannot be read",
+        short="a base from another module has tests or cannot be read")
     UNKNOWN_BACKEND = ReasonText(
         "unknown-backend", "the class's backend is not a literal distlint can carry into backend_str()",
         one="is in a class whose backend is not a literal", many="are in a class whose backend is not a literal",
@@ -280,6 +290,9 @@ class ClassAnalysis:
     #: Per-test classes: why none of its tests can move to a continuous class (class-level
     #: ``Reason``s, own or from a same-file base). Every PG test of the class lists them too.
     ineligible: List[Ineligibility] = field(default_factory=list)
+    #: Per-test classes: each direct base from another module (not a base distlint migrates),
+    #: as written, with what it brings (``ExternalTests``: its tests, its methods).
+    external_bases: List[Tuple[str, "ExternalTests"]] = field(default_factory=list)
 
     @property
     def pg_tests(self) -> List[TestAnalysis]:

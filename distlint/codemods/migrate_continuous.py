@@ -26,6 +26,7 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.analysis.pg.eligibility import OptionsVariant
 from distlint.codemods import members as m
@@ -97,8 +98,9 @@ def _screen(source: bytes, config: Config) -> bool:
     return any(word.encode() in source for word in per_test_words(config))
 
 
-def _analyze(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
-    return analyze_module(wrapper, config)  # the shared DL2xx analysis
+def _analyze(wrapper: MetadataWrapper, config: Config, path: str) -> ModuleAnalysis:
+    """The shared DL2xx analysis; bases from other modules are looked up next to ``path``."""
+    return analyze_module(wrapper, config, ExternalBases(path))
 
 
 def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
@@ -126,7 +128,7 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         return result
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        plan = Planner(wrapper, _analyze(wrapper, config), config, options.class_suffix, path).plan()
+        plan = Planner(wrapper, _analyze(wrapper, config, path), config, options.class_suffix).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:

@@ -36,7 +36,6 @@ from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
-from distlint.codemods.external_bases import ExternalBases
 from distlint.codemods.bases import BASES
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
@@ -46,7 +45,7 @@ from distlint.codemods.report import Why
 from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
                                        bind_shared_pg, has_work_left)
 from distlint.config import Config
-from distlint.cst_utils import code_of, is_string_statement
+from distlint.cst_utils import is_string_statement
 from distlint.metadata import node_spans
 
 
@@ -54,15 +53,8 @@ from distlint.metadata import node_spans
 # -- building the plan ----------------------------------------------------------------------
 
 class Planner:
-    def __init__(self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str,
-                 path: Optional[str] = None) -> None:
+    def __init__(self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str) -> None:
         self.wrapper = wrapper
-        #: Bases from other modules, read next to ``path`` (their tests must not be inherited twice).
-        self.external = ExternalBases(path)
-        #: class -> (base as written, tests it inherits from that base): reported as left.
-        self.external_tests: Dict[str, List[Tuple[str, Tuple[str, ...]]]] = {}
-        #: Class -> (base as written, the methods it brings) for its bases from other modules.
-        self.external_members: Dict[str, List[Tuple[str, Tuple[str, ...]]]] = {}
         self.module = wrapper.module
         self.analysis = analysis
         self.config = config
@@ -93,7 +85,7 @@ class Planner:
         placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
         placer.settle()
         return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations,
-                             build_report(self.order, self.module, self.external_tests),
+                             build_report(self.order, self.module),
                              self.edits, self.functions, self.helper_users, placer.classmethod_opts())
 
     # -- 1. the family classes ----------------------------------------------------------------
@@ -146,29 +138,10 @@ class Planner:
                     continue
                 resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
                 if not BASES.keys() & {q.rsplit(".", 1)[-1] for q in resolved}:
-                    cls.kept_bases.append(base)
-                    self._check_external_base(cls, base, sorted(resolved)[0])
+                    cls.kept_bases.append(base)  # from another module: the analysis read what it brings
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
-
-    def _check_external_base(self, cls: FamilyClass, base: cst.Arg, qualified: str) -> None:
-        """A base from another module goes to the continuous class only when it brings no tests:
-        the per-test class keeps inheriting them, so the continuous class would run them again."""
-        written = code_of(base.value)
-        found = self.external.tests_of(qualified)
-        self.external_members.setdefault(cls.name, []).append((written, found.members))
-        if found.unseen is not None:
-            cls.refuse(Why.EXTERNAL_BASE.code, f"derives from {written}, whose tests distlint cannot see "
-                                               f"({found.unseen}); a continuous class deriving from it could "
-                                               "run them twice")
-        elif found.tests:
-            self.external_tests.setdefault(cls.name, []).append((written, found.tests))
-            shown = ", ".join(found.tests[:3]) + (", ..." if len(found.tests) > 3 else "")
-            count = f"{len(found.tests)} test{'s' if len(found.tests) > 1 else ''}"
-            cls.refuse(Why.EXTERNAL_BASE.code, f"derives from {written}, which defines {count} of its own "
-                                               f"({shown}); a continuous class deriving from it would run "
-                                               "them twice")
 
     # -- 3. bodies ------------------------------------------------------------------------------
     def _check_bodies(self) -> None:
@@ -234,8 +207,8 @@ class Planner:
         there is one the analysis does not see (and the test stays, as it must)."""
         called = m.called_methods(test.node)
         for member in cls.mro():
-            for written, methods in self.external_members.get(member.name, ()):
-                helpers = [name for name in called if name in methods and not member.body.defines(name)]
+            for written, found in member.analysis.external_bases:
+                helpers = [name for name in called if name in found.members and not member.body.defines(name)]
                 if helpers:
                     return (f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
                             f"{written}, from another module, which distlint does not analyse")

@@ -4,17 +4,17 @@ of its tests moved (and where) or left (and why), built from the plan's decision
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import List, Set, Tuple
 
 import libcst as cst
 
 from distlint.codemods.families import FamilyClass, test_variant
+from distlint.analysis.model import Reason
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.cst_utils import code_of
 
 
-def build_report(order: List[FamilyClass], module: cst.Module,
-                 external_tests: Dict[str, List[Tuple[str, Tuple[str, ...]]]]) -> FileReport:
+def build_report(order: List[FamilyClass], module: cst.Module) -> FileReport:
     """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
     report = FileReport(path="")
     family = {cls.name for cls in order}
@@ -36,10 +36,10 @@ def build_report(order: List[FamilyClass], module: cst.Module,
         for name in cls.unanalysed_tests:
             entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
         own = {name for unit in cls.body.units for name in unit.names}
-        for written, tests in external_tests.get(cls.name, ()):
-            for name in tests:
+        for written, found in cls.analysis.external_bases:
+            for name in found.tests:
                 if name not in own:
-                    entry.left.append(LeftBehind(name, Why.EXTERNAL_BASE.code,
+                    entry.left.append(LeftBehind(name, Reason.EXTERNAL_BASE.code,
                                                  f"inherited from {written}, defined in another module"))
         for helper, name in _helper_class_tests(cls, module, family):
             entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,

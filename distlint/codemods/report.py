@@ -39,8 +39,6 @@ class Why(CodedEnum):
     OVERRIDDEN = ("overridden", "a subclass overrides it")
     SHARED_HELPER = ("shared-helper", "its PG is created in a helper that tests which stay also call")
     REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
-    EXTERNAL_BASE = ("external-base", "a base from another module defines tests, or distlint cannot see whether "
-                                      "it does")
     #: Mechanical: a test with its own options value (``self.opts(threads=8)``) moves to a continuous
     #: class of its own, which distlint only builds for a class without a same-file per-test base.
     OPTIONS_VARIANT = ("options-variant", "its own options value needs a continuous class of its own, which "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg.class_eligibility import add_class_reasons
 from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
 from distlint.analysis.pg.execution import (
@@ -47,20 +48,22 @@ FACT_KEY = "distlint.analysis.pg.module_analysis"
 _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEVICE_MESH)
 
 
-def analyze_module(wrapper: MetadataWrapper, config: Config) -> ModuleAnalysis:
-    """Analyse every class of the module (nodes are ``wrapper.module``'s)."""
+def analyze_module(wrapper: MetadataWrapper, config: Config, external: ExternalBases) -> ModuleAnalysis:
+    """Analyse every class of the module (nodes are ``wrapper.module``'s); ``external`` reads
+    the modules its bases from elsewhere come from (``ExternalBases(path of the file)``)."""
     names = qualified_name_map(wrapper)
     table = ClassTable.build(wrapper.module)
     context = ScanContext(names, table, config)
     context.constants = module_constants(wrapper.module, names)
     analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
-    add_class_reasons(analysis, table, names, config)
+    add_class_reasons(analysis, table, names, config, external)
     return analysis
 
 
 def module_analysis(context: "FileContext") -> ModuleAnalysis:
     """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
-    return context.fact(FACT_KEY, lambda ctx: analyze_module(ctx.wrapper, ctx.config))
+    return context.fact(FACT_KEY, lambda ctx: analyze_module(
+        ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on)))
 
 
 # -- classes --------------------------------------------------------------------------------------

@@ -14,10 +14,11 @@ members), and a base's tests inherited by an ineligible subclass stay too (``SUB
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from distlint.analysis.external_bases import ExternalBases, ExternalTests
 from distlint.analysis.pg.execution import (
     BASE_CHOOSES_BACKEND, BASE_PG_ATTRIBUTES, BASE_PG_MEMBERS, CONTINUOUS_BASES, MIGRATABLE_PER_TEST_BASES, NOT_TARGET_BASES,
     PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_attribute, class_function, external_base_names,
@@ -50,8 +51,10 @@ def _passed_on(owner: str, reason: Ineligibility) -> str:
     return f"{owner} {reason.reason.code}: {reason.detail}" if reason.detail else f"{owner} {reason.reason.code}"
 
 
-def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: QualifiedNames, config: Config) -> None:
-    """Fill ``ClassAnalysis.ineligible`` of the per-test classes and copy it onto their PG tests."""
+def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: QualifiedNames, config: Config,
+                      external: ExternalBases) -> None:
+    """Fill ``ClassAnalysis.ineligible`` of the per-test classes and copy it onto their PG tests
+    (``external``: reads the modules bases from elsewhere come from)."""
     per_test = {c.name: c for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
     others = OTHER_MULTIPROCESS_BASES | config_names(config.per_test_bases) | config_names(config.continuous_bases)
     own: Dict[str, List[Ineligibility]] = {}
@@ -60,7 +63,10 @@ def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: Qualif
         parents[name] = [local.name.value for base in cls.node.bases
                          for local in [table.local_base(names, base)] if local is not None
                          and local.name.value in per_test]
+        cls.external_bases = _external_bases(cls, table, names, external)
         own[name] = _own_reasons(cls, table, names, others, parents[name])
+        if not any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
+            own[name][:0] = _external_reasons(cls)
         own[name] += _override_reasons(cls, table, names)
     for name, cls in per_test.items():
         if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
@@ -143,6 +149,35 @@ def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, o
             reasons.append(Ineligibility(Reason.CLASS_SETUP, function, f"{hook} {problem}"))
             break
     return reasons
+
+
+def _external_bases(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
+                    external: ExternalBases) -> List[Tuple[str, ExternalTests]]:
+    """Each direct base from another module that is not a per-test base distlint migrates."""
+    migratable = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
+    found: List[Tuple[str, ExternalTests]] = []
+    for base in cls.node.bases:
+        if base.keyword is not None or table.local_base(names, base) is not None:
+            continue
+        resolved = external_base_names(names, base.value) or ("",)
+        if not migratable & {q.rsplit(".", 1)[-1] for q in resolved}:
+            found.append((code_of(base.value), external.tests_of(resolved[0])))
+    return found
+
+
+def _external_reasons(cls: ClassAnalysis) -> List[Ineligibility]:
+    """A base from elsewhere that brings tests (or whose tests cannot be seen): the per-test class
+    keeps inheriting them, so a continuous class deriving from it would run them again."""
+    for written, found in cls.external_bases:
+        if found.unseen is not None:
+            detail = found.unseen if written in found.unseen else f"{written}: {found.unseen}"
+        elif found.tests:
+            count = f"{len(found.tests)} test{'s' if len(found.tests) > 1 else ''}"
+            detail = f"{written} defines {count}: {', '.join(found.tests[:3])}{', ...' if len(found.tests) > 3 else ''}"
+        else:
+            continue
+        return [Ineligibility(Reason.EXTERNAL_BASE, cls.node.name, detail)]
+    return []
 
 
 def _undeclarable_environment(cls: ClassAnalysis, table: ClassTable,

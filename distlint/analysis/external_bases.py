@@ -7,6 +7,11 @@ every one of them collected twice, and none of them ever analysed. So before a b
 elsewhere is handed to a continuous class, its module is found next to the file (or as an
 installed package, located without importing it) and read with the stdlib ``ast``: nothing
 is imported or run. A base whose tests cannot be seen counts as one that has them.
+
+The PG analysis asks this (a class-level ``external-base`` reason), so ``distlint check``
+and ``distlint migrate`` agree. A lint result then depends on files other than the one
+linted: every path looked at is recorded with its stat (:attr:`ExternalBases.looked_at`),
+and the result cache trusts the result only while those stats stay the same.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib.util
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
@@ -53,12 +60,15 @@ class ExternalTests:
 class ExternalBases:
     """Reads the modules bases come from, once each (``path``: the file being migrated)."""
 
-    def __init__(self, path: Optional[str]) -> None:
+    def __init__(self, path: Optional[str], looked_at: Optional[Dict[str, Optional[List[int]]]] = None) -> None:
         self.roots: List[Path] = []
         if path:
             directory = Path(path).resolve().parent
             self.roots = [directory, *list(directory.parents)[:_ROOT_DEPTH]]
         self._modules: Dict[Path, Optional[ast.Module]] = {}
+        #: Every candidate module file looked at -> its stat key (mtime, ctime, size, inode),
+        #: or None where no file was: what a cached result depends on besides its own file.
+        self.looked_at: Dict[str, Optional[List[int]]] = {} if looked_at is None else looked_at
 
     def tests_of(self, qualified: str) -> ExternalTests:
         """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
@@ -128,7 +138,20 @@ class ExternalBases:
         for root in roots:
             base = root.joinpath(*module)
             out += [base.with_name(base.name + ".py"), base / "__init__.py"]
-        return [p for p in dict.fromkeys(out) if p.is_file()]
+        return [p for p in dict.fromkeys(out) if self._is_file(p)]
+
+    def _is_file(self, path: Path) -> bool:
+        """``path.is_file()``, recording what was seen (stat taken before any read)."""
+        name = str(path)
+        if name not in self.looked_at:
+            try:
+                found = os.stat(name)
+            except OSError:
+                self.looked_at[name] = None
+            else:
+                self.looked_at[name] = ([found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
+                                        if stat.S_ISREG(found.st_mode) else None)
+        return self.looked_at[name] is not None
 
     def _parse(self, file: Path) -> Optional[ast.Module]:
         if file not in self._modules:
