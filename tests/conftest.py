@@ -23,6 +23,25 @@ MISSPELLED_BASE_SOURCE = (
 #: ``MISSPELLED_BASE_SOURCE`` after ``--fix``.
 MISSPELLED_BASE_FIXED = MISSPELLED_BASE_SOURCE.replace("MultiProcContinousTest", "MultiProcContinuousTest")
 CLEAN_SOURCE = "import unittest\n\n\nclass TestPlain(unittest.TestCase):\n    def test_one(self):\n        self.assertTrue(True)\n"
+#: A per-test class whose other base comes from ``shared_checks.py`` (written, or not, by the test
+#: next to it): whether that module brings tests decides whether ``test_sum`` can move.
+EXTERNAL_BASE_SOURCE = """\
+import torch
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+from shared_checks import SharedChecks
+
+
+class AllReduceTest(SharedChecks, MultiProcessTestCase):
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def test_sum(self):
+        dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+        dist.all_reduce(torch.ones(1))
+"""
 
 CliResult = Tuple[int, str, str]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
+from conftest import CLEAN_SOURCE, EXTERNAL_BASE_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
 from distlint import cache as cache_module
 from distlint import engine
 from distlint.cache import ENTRY_FORMAT, Cache, package_digest
@@ -401,23 +401,6 @@ def test_old_index_files_are_pruned_and_the_current_one_kept(tree):
 
 # -- results that depend on other files ----------------------------------------------------------
 
-EXTERNAL_BASE_TEST = textwrap.dedent('''
-    import torch
-    import torch.distributed as dist
-    from torch.testing._internal.common_distributed import MultiProcessTestCase
-
-    from shared_checks import SharedChecks
-
-
-    class AllReduceTest(SharedChecks, MultiProcessTestCase):
-        def setUp(self):
-            super().setUp()
-            self._spawn_processes()
-
-        def test_sum(self):
-            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
-            dist.all_reduce(torch.ones(1))
-''')
 
 
 def _dl201(report) -> list:
@@ -433,7 +416,7 @@ def test_a_result_that_read_another_module_is_rechecked_when_that_module_changes
     """DL201 reads the module a base comes from (does it bring tests?): the cached result is
     reused only while that module, and the absence of the files looked for, are unchanged."""
     _settled_at_once(monkeypatch)
-    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_TEST})
+    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_SOURCE})
     options = _options(tmp_path, overrides=Overrides(select=("DL201",)))
 
     unseen = check(options)  # shared_checks.py is not there yet: its tests cannot be seen
@@ -468,7 +451,7 @@ def test_a_result_that_read_another_module_is_rechecked_when_that_module_changes
 
 def test_a_dependency_that_just_changed_is_not_trusted_by_its_stat(tmp_path):
     """A module read within the racy window gets a stat no file matches: the next run re-checks."""
-    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_TEST,
+    write_tree(tmp_path, {"src/test_external.py": EXTERNAL_BASE_SOURCE,
                           "src/shared_checks.py": "class SharedChecks:\n    pass\n"})
     options = _options(tmp_path, overrides=Overrides(select=("DL201",)))
     assert not _external_from_cache(check(options))

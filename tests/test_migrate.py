@@ -22,6 +22,7 @@ from typing import Dict, List
 import libcst as cst
 import pytest
 
+from conftest import EXTERNAL_BASE_SOURCE
 from distlint.codemods.factories import local_tensor_name
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.config import Config
@@ -827,33 +828,22 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
 
 def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_path: Path) -> None:
     """A base distlint cannot read may define tests: its class stays (the multiset must not grow)."""
-    source = textwrap.dedent(PER_TEST_HEADER + '''
-    from nowhere_to_be_found import SharedChecks
-
-    class AllReduceTest(SharedChecks, MultiProcessTestCase):
-        def setUp(self):
-            super().setUp()
-            self._spawn_processes()
-
-        def test_sum(self):
-            dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
-            dist.all_reduce(torch.ones(1))
-    ''').encode()
+    source = EXTERNAL_BASE_SOURCE.encode()
     path = tmp_path / "test_unseen.py"
     dl201 = Config(select=("DL201",))
     result = migrate_source(source, str(path))
     assert not result.changed
     [left] = result.report.classes[0].left
-    assert left.code == "external-base" and "nowhere_to_be_found.SharedChecks" in left.text
+    assert left.code == "external-base" and "shared_checks.SharedChecks" in left.text
     [finding] = lint_source(source, str(path), dl201).findings  # check says what migrate does
     assert "keep it per-test: a base from another module" in finding.message
     # A module that defines a test: the class stays, in both.
-    (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def test_shared(self):\n        pass\n")
+    (tmp_path / "shared_checks.py").write_text("class SharedChecks:\n    def test_shared(self):\n        pass\n")
     assert not migrate_source(source, str(path)).changed
     [finding] = lint_source(source, str(path), dl201).findings
     assert "(SharedChecks defines 1 test: test_shared)" in finding.message
     # Once the module defines no tests, the base goes with the moved test, and DL201 says so.
-    (tmp_path / "nowhere_to_be_found.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
+    (tmp_path / "shared_checks.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
     moved = migrate_source(source, str(path))
     assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
     assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()
