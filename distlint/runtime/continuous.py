@@ -24,11 +24,11 @@ from datetime import timedelta
 from typing import Any, ClassVar, Dict, Mapping, Optional
 
 from . import pool_registry
-from .assertions import TensorAssertionsMixin
 from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unmet, requirements_of
 from .outcome import Outcome, Verdict
 from .resolve import ClassPlan, class_ref, declared_environment, environ_key, plan_for_class
 from .role import Role, current_role, worker_device_type
+from .test_case import TestCaseBase, check_enabled
 from .worker_pool import PoolStartError
 
 # unittest drops frames of modules that set this from failure tracebacks: the
@@ -73,8 +73,9 @@ def plan_for(cls: type) -> ClassPlan:
     return plan
 
 
-class MultiProcContinuousTest(TensorAssertionsMixin, unittest.TestCase):
-    """A TestCase whose tests run on every rank of a shared, long-lived process group."""
+class MultiProcContinuousTest(TestCaseBase):
+    """A TestCase whose tests run on every rank of a shared, long-lived process group
+    (torch's TestCase where it imports: :mod:`distlint.runtime.test_case`)."""
 
     # How resolve.py and decorators.py recognise this class without importing it.
     _distlint_continuous: ClassVar[bool] = True
@@ -182,6 +183,7 @@ class MultiProcContinuousTest(TensorAssertionsMixin, unittest.TestCase):
             self.__dict__.update(saved)
 
     def _test_plan(self, body: Any) -> ClassPlan:
+        check_enabled(self)  # torch's disabled/slow tests: skipped here, before any rank is asked
         cls = type(self)
         plan = plan_for(cls)
         required = getattr(body, REQUIRED_WORLD_SIZE_ATTR, None)

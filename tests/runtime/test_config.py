@@ -55,7 +55,15 @@ def test_world_size_as_class_attribute_or_property(no_gpu):
     prop = make("gloo", world_size=property(lambda self: 4))
     assert plan_for_class(prop).config.world_size == 4
     with pytest.raises(ValueError, match="world_size must be a positive int"):
-        plan_for_class(make("gloo", world_size=0))
+        plan_for_class(make("gloo", world_size=-1))
+
+
+def test_a_world_size_of_zero_skips_the_class(no_gpu):
+    """``min(4, torch.cuda.device_count())`` without GPUs: torch's per-test class spawns no rank
+    and passes having tested nothing; the continuous class says it could not run."""
+    plan = plan_for_class(make("gloo", world_size=property(lambda self: 0)))
+    assert plan.config is None and "world_size is 0 on this machine" in plan.skip.message
+    assert plan.skip.exit_code == 73  # torch's small_worldsize code
 
 
 def test_none_backend_is_gloo_without_cuda(no_gpu):

@@ -149,6 +149,22 @@ def test_unittest_skip_and_expected_failure_keep_their_meaning(case_log):
     assert "test_skipped" not in {e["test"] for e in entries(case_log)}  # decided here, never sent
 
 
+def test_tests_compare_as_on_torchs_testcase_and_slow_tests_stay_skipped(case_log, monkeypatch):
+    """Migrated tests were written for torch's TestCase: the same assertEqual (a float 1e-16 off
+    passes, a DTensor with other placements fails), its helpers, and its disabled/slow-test check,
+    made before any rank is asked."""
+    from torch.testing._internal import common_utils
+
+    monkeypatch.setattr(common_utils, "TEST_WITH_SLOW", False)
+    outcomes = run_classes(surface.TorchComparisons)
+    assert outcomes["TorchComparisons.test_float_within_tolerance"].kind == "pass", outcomes
+    placements = outcomes["TorchComparisons.test_dtensor_placements_differ"]
+    assert placements.kind == "fail" and "placements do not match" in placements.message, placements
+    slow = outcomes["TorchComparisons.test_slow"]
+    assert slow.kind == "skip" and "PYTORCH_TEST_WITH_SLOW" in slow.message
+    assert "test_slow" not in {e["test"] for e in entries(case_log)}  # decided here, never sent
+
+
 def test_worker_env_is_set_before_the_pg_and_keys_the_pool(case_log):
     """``worker_env``: the ranks start with it (a worker adopts its environment before it builds
     the PG), and the pool is its own."""

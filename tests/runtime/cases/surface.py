@@ -13,6 +13,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from caselog import record  # noqa: E402
+from torch.testing._internal.common_utils import slowTest  # noqa: E402
 
 from distlint.runtime import (  # noqa: E402
     TEST_SKIPS,
@@ -275,6 +276,38 @@ class UnittestMarkers(MultiProcContinuousTest):
 
     @unittest.expectedFailure
     def test_unexpected_success(self):
+        record(self)
+
+
+class TorchComparisons(MultiProcContinuousTest):
+    """What torch's TestCase gives the tests migrated from its per-test classes: its assertEqual
+    (tolerances for Python floats, DTensor placements), its helpers, its slow-test marker."""
+
+    @classmethod
+    def backend_str(cls):
+        return "gloo"
+
+    @property
+    def world_size(self):
+        return 2
+
+    def test_float_within_tolerance(self):
+        record(self)
+        self.assertEqual(1.4220500840710912e-16, 0.0)  # unittest's == would fail this
+        self.assertEqualIgnoreType(torch.ones(2, dtype=torch.int64), torch.ones(2))
+
+    def test_dtensor_placements_differ(self):
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+        record(self)
+        mesh = init_device_mesh("cpu", (self.world_size,))
+        full = torch.arange(4.0)
+        # The same values, other placements: torch's assertEqual fails (a value-only check passes).
+        self.assertEqual(distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Replicate()]))
+
+    @slowTest
+    def test_slow(self):
         record(self)
 
 
