@@ -722,3 +722,29 @@ def test_backend_from_a_constant_or_torchs_backend_enum(constants, backend, expe
         """, extra=constants + "\n"))
     assert analysis.backend == expected
     assert (Reason.UNKNOWN_BACKEND in {i.reason for i in analysis.ineligible}) == (expected is None)
+
+
+@pytest.mark.parametrize("device, says", [
+    ("DEVICE", "the tests create their PG with create_pg, whose device picks the backend and is not a literal"),
+    ('"cpu"', None),
+])
+def test_a_device_chosen_backend_says_the_device_is_what_to_change(device, says):
+    """DistributedTestBase.create_pg(device): a device that is not a literal leaves the backend
+    unknown, and the reason names the device, not a backend argument the test never had."""
+    analysis = only_class(f"""
+        import torch
+        import torch.distributed as dist
+        from torch.testing._internal.common_distributed import DistributedTestBase
+
+        DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+        class ObjectCollectives(DistributedTestBase):
+            def test_all_gather_object(self):
+                self.create_pg(device={device})
+                dist.all_gather_object([None] * self.world_size, self.rank)
+        """)
+    reasons = [i for i in analysis.ineligible if i.reason is Reason.UNKNOWN_BACKEND]
+    if says is None:
+        assert not reasons and analysis.backend == "gloo"
+    else:
+        assert [says in i.detail for i in reasons] == [True], [i.detail for i in reasons]

@@ -27,7 +27,7 @@ from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility
 from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.class_environment import (declared_assignment, is_environment_undo,
                                                     setup_environment_writes)
-from distlint.analysis.pg.creation import config_names
+from distlint.analysis.pg.creation import KNOWN_HELPERS, config_names
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 from distlint.analysis.walk import statement_nodes
@@ -247,9 +247,7 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
         return []  # its tests join the base's continuous class, whose backend is known
     if cls.backend is None and cls.per_test_base not in BASE_CHOOSES_BACKEND:
         # Say what to change: the continuous class needs the backend as a string literal.
-        return [Ineligibility(Reason.UNKNOWN_BACKEND, node,
-                              "no PG creation of the class passes its backend as a string literal "
-                              "(e.g. backend=\"nccl\"), a module constant bound to one or Backend.X")]
+        return [Ineligibility(Reason.UNKNOWN_BACKEND, node, _unknown_backend_detail(cls))]
     reasons: List[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
         reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
@@ -261,6 +259,23 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
     if cls.timeout is not None and "self" in _bare_names(cls.timeout):
         reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self"))
     return reasons
+
+
+def _unknown_backend_detail(cls: ClassAnalysis) -> str:
+    """What to change so that the class's backend is known, naming how the tests get their PG."""
+    creation = next((c for t in cls.pg_tests for c in t.creations), None)
+    if creation is None:
+        return "no PG creation of the class passes its backend as a literal"
+    how = creation.describe()
+    how = how if how.startswith("via ") else f"with {how}"
+    helper = creation.chain[-1].rsplit(".", 1)[-1] if creation.chain else ""
+    signature = KNOWN_HELPERS.get(helper)
+    if signature is not None and signature.device_arg != (None, None):
+        # DistributedTestBase.create_pg(device): the device picks the backend.
+        return (f"the tests create their PG {how}, whose device picks the backend and is not a literal "
+                "such as \"cpu\" or \"cuda\"")
+    return (f"the tests create their PG {how}; none passes its backend as a string literal such as \"nccl\", "
+            "a module constant bound to one, or Backend.X")
 
 
 def uses_class_opts(facts: ClassAnalysis) -> bool:
