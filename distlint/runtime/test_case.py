@@ -25,26 +25,32 @@ them the classes fall back to unittest's TestCase with a tensor-aware ``assertEq
 from __future__ import annotations
 
 import unittest
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from .assertions import TensorAssertionsMixin
 
 
-def _import_torch_test_case() -> "tuple[Optional[type], Optional[Callable[[Any], None]]]":
+def _import_torch_test_case() -> "tuple[Optional[type], Any]":
     try:
-        from torch.testing._internal.common_utils import TestCase, check_if_enable
+        from torch.testing._internal import common_utils
     except Exception:  # noqa: BLE001 - numpy/expecttest missing, or a torch without the helpers
         return None, None
-    return TestCase, check_if_enable
+    return common_utils.TestCase, common_utils
 
 
-TORCH_TEST_CASE, _check_if_enable = _import_torch_test_case()
+TORCH_TEST_CASE, _common_utils = _import_torch_test_case()
 
 
 def check_enabled(test: unittest.TestCase) -> None:
-    """torch's check of disabled and slow tests (raises ``unittest.SkipTest``); nothing without it."""
-    if _check_if_enable is not None:
-        _check_if_enable(test)
+    """torch's check of disabled and slow tests (raises ``unittest.SkipTest``); nothing without it.
+
+    Called only when one of its inputs is set (a disabled- or slow-tests list, as PyTorch's CI
+    imports, or its rerun/skip-fast modes): otherwise it cannot skip, and its first call imports
+    ``common_device_type`` (~2 s of CPU in every process that runs a test)."""
+    cu = _common_utils
+    if cu is not None and (cu.disabled_tests_dict or cu.slow_tests_dict or cu.RERUN_DISABLED_TESTS
+                           or cu.TEST_SKIP_FAST):
+        cu.check_if_enable(test)
 
 
 if TORCH_TEST_CASE is not None:

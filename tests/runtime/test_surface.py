@@ -156,13 +156,20 @@ def test_tests_compare_as_on_torchs_testcase_and_slow_tests_stay_skipped(case_lo
     from torch.testing._internal import common_utils
 
     monkeypatch.setattr(common_utils, "TEST_WITH_SLOW", False)
+    # What PyTorch's CI imports with --import-disabled-tests (the class name matches by prefix,
+    # so an entry for the per-test class also disables its continuous counterpart).
+    monkeypatch.setattr(common_utils, "disabled_tests_dict",
+                        {"test_disabled (__main__.TorchComparisons)": ("https://github.com/pytorch/pytorch/issues/1", [])})
     outcomes = run_classes(surface.TorchComparisons)
     assert outcomes["TorchComparisons.test_float_within_tolerance"].kind == "pass", outcomes
     placements = outcomes["TorchComparisons.test_dtensor_placements_differ"]
     assert placements.kind == "fail" and "placements do not match" in placements.message, placements
-    slow = outcomes["TorchComparisons.test_slow"]
+    slow = outcomes["TorchComparisons.test_slow"]  # torch's slowTest skips on the ranks
     assert slow.kind == "skip" and "PYTORCH_TEST_WITH_SLOW" in slow.message
-    assert "test_slow" not in {e["test"] for e in entries(case_log)}  # decided here, never sent
+    disabled = outcomes["TorchComparisons.test_disabled"]
+    assert disabled.kind == "skip" and "issues/1" in disabled.message
+    ran = {e["test"] for e in entries(case_log)}
+    assert "test_float_within_tolerance" in ran and "test_disabled" not in ran  # decided here, never sent
 
 
 def test_worker_env_is_set_before_the_pg_and_keys_the_pool(case_log):

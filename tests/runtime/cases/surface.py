@@ -310,6 +310,9 @@ class TorchComparisons(MultiProcContinuousTest):
     def test_slow(self):
         record(self)
 
+    def test_disabled(self):  # listed in the disabled tests of the outer test
+        record(self)
+
 
 class WithWorkerEnv(MultiProcContinuousTest):
     """Declares the environment its ranks start with (what a per-test setUp set before spawning)."""
