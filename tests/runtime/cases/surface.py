@@ -283,13 +283,11 @@ class TorchComparisons(MultiProcContinuousTest):
     """What torch's TestCase gives the tests migrated from its per-test classes: its assertEqual
     (tolerances for Python floats, DTensor placements), its helpers, its slow-test marker."""
 
+    world_size = 2
+
     @classmethod
     def backend_str(cls):
         return "gloo"
-
-    @property
-    def world_size(self):
-        return 2
 
     def test_float_within_tolerance(self):
         record(self)
