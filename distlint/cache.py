@@ -39,7 +39,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import distlint
 from distlint.config import Config
-from distlint.findings import FileResult, Finding
+from distlint.findings import FileResult, Finding, stat_key
 
 CACHE_DIRECTORY_NAME = ".distlint_cache"
 #: Bump when the entry layout changes (2: entries and index rows record the other files a
@@ -260,7 +260,7 @@ class FileStat(NamedTuple):
 def file_stat(stat: os.stat_result) -> FileStat:
     """A file's stat (the one discovery took, before anything read the file) as the index compares it."""
     settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > RACY_WINDOW_NS
-    return FileStat([stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino], settled)
+    return FileStat(stat_key(stat), settled)
 
 
 #: Recorded for a dependency that changed too recently to be trusted by its stat: matches no stat.
@@ -281,11 +281,9 @@ def dependencies_unchanged(depends: Dict[str, Optional[List[int]]]) -> bool:
         return False  # a malformed entry: a miss
     for path, key in depends.items():
         try:
-            found = os.stat(path)
+            current: Optional[List[int]] = stat_key(os.stat(path))
         except OSError:
             current = None
-        else:
-            current = [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
         if current != key:
             return False
     return True

@@ -6,6 +6,7 @@ formats results without ever importing the parser.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -38,3 +39,9 @@ class FileResult:
     #: path -> stat key (mtime, ctime, size, inode), None where no file was. The cache trusts
     #: the result only while each of them is as recorded.
     depends_on: Dict[str, Optional[List[int]]] = field(default_factory=dict)
+
+
+def stat_key(stat: os.stat_result) -> List[int]:
+    """What identifies a file's version without reading it: mtime, ctime, size, inode (the cache's
+    index compares it for linted files, ``FileResult.depends_on`` records it for the others)."""
+    return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]

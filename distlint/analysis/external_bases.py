@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+from distlint.findings import stat_key
+
 #: Bases known to define no tests (the harness classes): no need to read their modules.
 TEST_FREE_BASES = frozenset({
     "object", "abc.ABC", "typing.Generic", "unittest.TestCase", "unittest.case.TestCase",
@@ -46,15 +48,9 @@ class ExternalTests:
     tests: Tuple[str, ...] = ()
     #: Set when distlint could not read the base (module not found, base not a plain class...).
     unseen: Optional[str] = None
-    #: The file the (first) tests were found in, for the report.
-    where: Optional[str] = None
     #: Every method the base defines or inherits from modules distlint read (helpers included):
     #: a test calling one of them may create its PG there, where the analysis does not look.
     members: Tuple[str, ...] = ()
-
-    @property
-    def safe(self) -> bool:
-        return not self.tests and self.unseen is None
 
 
 class ExternalBases:
@@ -73,14 +69,12 @@ class ExternalBases:
     def tests_of(self, qualified: str) -> ExternalTests:
         """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
         found: List[str] = []
-        where: List[str] = []
         members: List[str] = []
-        problem = self._collect(qualified, found, where, set(), 0, members)
-        return ExternalTests(tuple(dict.fromkeys(found)), problem, where[0] if where else None,
-                             tuple(dict.fromkeys(members)))
+        problem = self._collect(qualified, found, set(), 0, members)
+        return ExternalTests(tuple(dict.fromkeys(found)), problem, tuple(dict.fromkeys(members)))
 
     # -- internals ------------------------------------------------------------------------------
-    def _collect(self, qualified: str, found: List[str], where: List[str], seen: Set[str], depth: int,
+    def _collect(self, qualified: str, found: List[str], seen: Set[str], depth: int,
                  members: List[str]) -> Optional[str]:
         if qualified in TEST_FREE_BASES or qualified in seen:
             return None
@@ -96,17 +90,14 @@ class ExternalBases:
             return f"`{qualified}` is not a class statement of {file.name}"
         methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         members.extend(methods)
-        own = [name for name in methods if name.startswith("test")]
-        if own:
-            found.extend(own)
-            where.append(str(file))
+        found.extend(name for name in methods if name.startswith("test"))
         imports = _import_table(tree, _module_name(qualified, class_path))
         for base in node.bases:
             name = _dotted(base)
             if name is None:
                 return f"a base of `{qualified}` is not a plain name"
             target = _resolve(name, tree, imports, _module_name(qualified, class_path))
-            problem = self._collect(target, found, where, seen, depth + 1, members)
+            problem = self._collect(target, found, seen, depth + 1, members)
             if problem is not None:
                 return problem
         if node.keywords:
@@ -149,8 +140,7 @@ class ExternalBases:
             except OSError:
                 self.looked_at[name] = None
             else:
-                self.looked_at[name] = ([found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
-                                        if stat.S_ISREG(found.st_mode) else None)
+                self.looked_at[name] = stat_key(found) if stat.S_ISREG(found.st_mode) else None
         return self.looked_at[name] is not None
 
     def _parse(self, file: Path) -> Optional[ast.Module]:

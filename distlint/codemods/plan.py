@@ -1,7 +1,8 @@
 """Decide what moves where: the migration plan of one module.
 
-(One decision per class and test, read top to bottom; placement, families, factories,
-external bases and the report (:mod:`distlint.codemods.plan_report`) are their own modules.
+(One decision per class and test, read top to bottom; placement, families, factories and
+the report (:mod:`distlint.codemods.plan_report`) are their own modules, and what bases from
+other modules bring comes with the analysis (:mod:`distlint.analysis.external_bases`).
 The next cut, if it grows: the per-base target lookup into codemods/bases/.)
 
 Input: the module and the shared PG analysis (``ModuleAnalysis``: which tests are

@@ -33,6 +33,8 @@ from distlint.cst_utils import code_of, is_string_statement
 from distlint.analysis.walk import statement_nodes
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
+#: Every per-test base distlint migrates (a class spawning in its own setUp derives from the last).
+MIGRATED_BASES = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
 #: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
 OTHER_MULTIPROCESS_BASES = ((PER_TEST_BASES - MIGRATABLE_PER_TEST_BASES) | CONTINUOUS_BASES | THREADED_BASES
                             | NOT_TARGET_BASES)
@@ -154,13 +156,12 @@ def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, o
 def _external_bases(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
                     external: ExternalBases) -> List[Tuple[str, ExternalTests]]:
     """Each direct base from another module that is not a per-test base distlint migrates."""
-    migratable = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
     found: List[Tuple[str, ExternalTests]] = []
     for base in cls.node.bases:
         if base.keyword is not None or table.local_base(names, base) is not None:
             continue
         resolved = external_base_names(names, base.value) or ("",)
-        if not migratable & {q.rsplit(".", 1)[-1] for q in resolved}:
+        if not MIGRATED_BASES & {q.rsplit(".", 1)[-1] for q in resolved}:
             found.append((code_of(base.value), external.tests_of(resolved[0])))
     return found
 
@@ -202,14 +203,13 @@ def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[s
                   parents: List[str]) -> Optional[str]:
     if len(parents) > 1:
         return "the class has several per-test bases"
-    migratable = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
     found: Set[str] = set()
     for base in cls.node.bases:
         if base.keyword is not None or (isinstance(base.value, cst.Name) and base.value.value in parents):
             continue
         last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
-        if last & migratable:
-            found |= last & migratable
+        if last & MIGRATED_BASES:
+            found |= last & MIGRATED_BASES
         elif last & others:
             return f"derives from {sorted(last & others)[0]}"
     if len(found) > 1:
@@ -262,10 +262,9 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
 
 
 def _unknown_backend_detail(cls: ClassAnalysis) -> str:
-    """What to change so that the class's backend is known, naming how the tests get their PG."""
-    creation = next((c for t in cls.pg_tests for c in t.creations), None)
-    if creation is None:
-        return "no PG creation of the class passes its backend as a literal"
+    """What to change so that the class's backend is known, naming how the tests get their PG
+    (only asked of a class with PG tests)."""
+    creation = cls.pg_tests[0].creations[0]
     how = creation.describe()
     how = how if how.startswith("via ") else f"with {how}"
     helper = creation.chain[-1].rsplit(".", 1)[-1] if creation.chain else ""
