@@ -93,7 +93,9 @@ def fast_start_variants(torch_source: str) -> Dict[str, str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per variant (median reported)")
-    parser.add_argument("--spawn-repeats", type=int, help="runs of the torch spawn variants (minutes each)")
+    parser.add_argument(
+        "--spawn-repeats", type=int, help="runs of the torch spawn variants (minutes each)"
+    )
     parser.add_argument("--quick", action="store_true", help="1 repeat, case 1 only")
     parser.add_argument("--cases", default="1,2", help="which cases to run")
     args = parser.parse_args(argv)
@@ -117,35 +119,53 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         results: Dict[int, Dict[str, list]] = {}
         if 1 in cases:
-            torch_source = suite_source(HEADER_TORCH_PER_TEST, CLASS_TORCH_PER_TEST, TEST_METHOD, CLASSES, TESTS)
+            torch_source = suite_source(
+                HEADER_TORCH_PER_TEST, CLASS_TORCH_PER_TEST, TEST_METHOD, CLASSES, TESTS
+            )
             fast = fast_start_variants(torch_source)
             files = {
                 "torch spawn": write("torch_spawn.py", torch_source),
                 "distlint fast start": write("fast_start.py", fast["in place"]),
-                "distlint fast start, distlint imported first": write("fast_start_first.py", fast["first"]),
+                "distlint fast start, distlint imported first": write(
+                    "fast_start_first.py", fast["first"]
+                ),
                 "distlint continuous (migrated)": write(
-                    "continuous.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS)
+                    "continuous.py",
+                    suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS),
                 ),
             }
             expect = expected_tests(CLASSES, TESTS)
-            print(f"case 1: {CLASSES} classes x {TESTS} per-test tests, one all_reduce each", file=sys.stderr)
+            print(
+                f"case 1: {CLASSES} classes x {TESTS} per-test tests, one all_reduce each",
+                file=sys.stderr,
+            )
             variants: Dict[str, Callable[[], object]] = {
-                name: (lambda path=path: run_file(path, env, expect, 3600)) for name, path in files.items()
+                name: (lambda path=path: run_file(path, env, expect, 3600))
+                for name, path in files.items()
             }
             counts = {name: repeats for name in variants}
             counts["torch spawn"] = spawn_repeats
             results[1] = interleaved(variants, counts)
         if 2 in cases:
-            torch_source = suite_source(HEADER_DTENSOR, CLASS_DTENSOR, DTENSOR_METHOD, 1, DTENSOR_TESTS)
+            torch_source = suite_source(
+                HEADER_DTENSOR, CLASS_DTENSOR, DTENSOR_METHOD, 1, DTENSOR_TESTS
+            )
             files = {
                 "torch spawn": write("dtensor_spawn.py", torch_source),
-                "distlint fast start": write("dtensor_fast.py", fast_start_variants(torch_source)["in place"]),
+                "distlint fast start": write(
+                    "dtensor_fast.py", fast_start_variants(torch_source)["in place"]
+                ),
             }
             expect = expected_tests(1, DTENSOR_TESTS)
             expect = [name.replace("Suite0", "DTensorSuite0") for name in expect]
             print(f"case 2: DTensorTestBase, world size 4, {DTENSOR_TESTS} tests", file=sys.stderr)
-            variants = {name: (lambda path=path: run_file(path, env, expect, 3600)) for name, path in files.items()}
-            results[2] = interleaved(variants, {"torch spawn": spawn_repeats, "distlint fast start": repeats})
+            variants = {
+                name: (lambda path=path: run_file(path, env, expect, 3600))
+                for name, path in files.items()
+            }
+            results[2] = interleaved(
+                variants, {"torch spawn": spawn_repeats, "distlint fast start": repeats}
+            )
 
     load_after = os.getloadavg()[0]
     print(
@@ -171,8 +191,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                     f"{spawn / walls[name]:.1f}x",
                 )
             )
-        print(f"\n{titles[case]}; median of {repeats} interleaved repeats (torch spawn: {spawn_repeats})\n")
-        print(table(rows, ("variant", "wall s", "unittest 'Ran' s", "runs (wall s)", "torch spawn / variant")))
+        print(
+            f"\n{titles[case]}; median of {repeats} interleaved repeats (torch spawn: {spawn_repeats})\n"
+        )
+        print(
+            table(
+                rows,
+                ("variant", "wall s", "unittest 'Ran' s", "runs (wall s)", "torch spawn / variant"),
+            )
+        )
         fast = walls["distlint fast start"]
         print("\nTargets:")
         verdict = "met" if spawn / fast >= 6 else "MISSED"
@@ -181,7 +208,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             for name in ("distlint fast start", "distlint fast start, distlint imported first"):
                 ratio = walls[name] / walls["distlint continuous (migrated)"]
                 verdict = "met" if ratio <= 2 else "MISSED"
-                print(f"  {name[len('distlint '):]} / continuous = {ratio:.2f}x   (target <= 2x: {verdict})")
+                print(
+                    f"  {name[len('distlint ') :]} / continuous = {ratio:.2f}x   (target <= 2x: {verdict})"
+                )
     return 0
 
 

@@ -22,19 +22,86 @@ from typing import Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 MIN_SIZE, MAX_SIZE = 5_000, 60_000
 
-OPS = ["abs", "exp", "log1p", "sigmoid", "tanh", "relu", "sqrt", "sin", "cos", "erf", "neg", "reciprocal"]
+OPS = [
+    "abs",
+    "exp",
+    "log1p",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "sqrt",
+    "sin",
+    "cos",
+    "erf",
+    "neg",
+    "reciprocal",
+]
 REDUCTIONS = ["sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp"]
 DTYPES = ["torch.float32", "torch.float64", "torch.bfloat16", "torch.float16", "torch.int64"]
-NOUNS = ["linear", "conv", "embedding", "attention", "norm", "optimizer", "scheduler", "sampler", "module",
-         "buffer", "parameter", "gradient", "checkpoint", "state_dict", "hook", "shard", "bucket", "reducer",
-         "pipeline", "stage", "mesh", "placement", "collective", "tensor", "storage", "stream", "event", "graph"]
-VERBS = ["forward", "backward", "load", "save", "reset", "sync", "flatten", "unflatten", "wrap", "broadcast",
-         "gather", "scatter", "reduce", "resize", "clone", "detach", "compile", "trace", "export", "register"]
-COLLECTIVES = [("all_reduce", "tensor"), ("broadcast", "tensor, src=0"), ("all_gather", "outputs, tensor"),
-               ("reduce_scatter", "output, inputs"), ("barrier", ""), ("all_to_all", "outputs, inputs")]
+NOUNS = [
+    "linear",
+    "conv",
+    "embedding",
+    "attention",
+    "norm",
+    "optimizer",
+    "scheduler",
+    "sampler",
+    "module",
+    "buffer",
+    "parameter",
+    "gradient",
+    "checkpoint",
+    "state_dict",
+    "hook",
+    "shard",
+    "bucket",
+    "reducer",
+    "pipeline",
+    "stage",
+    "mesh",
+    "placement",
+    "collective",
+    "tensor",
+    "storage",
+    "stream",
+    "event",
+    "graph",
+]
+VERBS = [
+    "forward",
+    "backward",
+    "load",
+    "save",
+    "reset",
+    "sync",
+    "flatten",
+    "unflatten",
+    "wrap",
+    "broadcast",
+    "gather",
+    "scatter",
+    "reduce",
+    "resize",
+    "clone",
+    "detach",
+    "compile",
+    "trace",
+    "export",
+    "register",
+]
+COLLECTIVES = [
+    ("all_reduce", "tensor"),
+    ("broadcast", "tensor, src=0"),
+    ("all_gather", "outputs, tensor"),
+    ("reduce_scatter", "output, inputs"),
+    ("barrier", ""),
+    ("all_to_all", "outputs, inputs"),
+]
 
 
 # -- corpus ---------------------------------------------------------------------------------------
+
 
 def _name(rng: random.Random, parts: int = 2) -> str:
     return "_".join(rng.choice(NOUNS + VERBS) for _ in range(parts))
@@ -61,7 +128,7 @@ def _filler_method(rng: random.Random, device: str = "self.device_type") -> str:
         self.assertEqual(actual, expected, atol={rng.choice(["1e-5", "1e-3", "2e-2"])}, rtol=1e-3)
 '''
     if kind == 1:
-        return f'''
+        return f"""
     def {name}(self):
         model = nn.Sequential(nn.Linear({m}, {n}), nn.ReLU(), nn.Linear({n}, {m}))
         inp = torch.randn({rng.randint(2, 16)}, {m}, requires_grad=True)
@@ -72,27 +139,27 @@ def _filler_method(rng: random.Random, device: str = "self.device_type") -> str:
             self.assertIsNotNone(param.grad)
             self.assertEqual(param.grad.shape, param.shape)
         self.assertEqual(inp.grad.shape, inp.shape)
-'''
+"""
     if kind == 2:
-        return f'''
+        return f"""
     def {name}(self):
         for size in ({", ".join(str(rng.randint(1, 512)) for _ in range(rng.randint(2, 5)))}):
             with self.subTest(size=size):
                 t = torch.arange(size, dtype=torch.float32)
                 self.assertEqual(t.{red}().item(), t.double().{red}().item(), atol=1e-4, rtol=0)
                 self.assertTrue(torch.{op}(t).isfinite().all() or size == 0)
-'''
+"""
     if kind == 3:
-        return f'''
+        return f"""
     @unittest.skipIf(not torch.cuda.is_available(), "CUDA not available")
     def {name}(self):
         x = torch.randn({n}, {m}, device="cuda")
         y = x.clone().cpu()
         torch.cuda.synchronize()
         self.assertEqual(torch.{op}(x).cpu(), torch.{op}(y))
-'''
+"""
     if kind == 4:
-        return f'''
+        return f"""
     def {name}(self):
         sd = {{"weight": torch.randn({n}, {m}), "bias": torch.zeros({n}), "step": torch.tensor({rng.randint(0, 99)})}}
         buffer = io.BytesIO()
@@ -102,14 +169,14 @@ def _filler_method(rng: random.Random, device: str = "self.device_type") -> str:
         self.assertEqual(sorted(loaded), sorted(sd))
         for key, value in sd.items():
             self.assertEqual(loaded[key], value, msg=f"mismatch in {{key}}")
-'''
+"""
     if kind == 5:
         return f'''
     def {name}(self):
         with self.assertRaisesRegex(RuntimeError, "{rng.choice(["shape", "size mismatch", "expected"])}"):
             torch.randn({n}, {m}) @ torch.randn({m + 1}, {n})
 '''
-    return f'''
+    return f"""
     def {name}(self):
         def helper(t, scale={rng.randint(1, 9)}):
             return torch.{op}(t) * scale
@@ -119,7 +186,7 @@ def _filler_method(rng: random.Random, device: str = "self.device_type") -> str:
         stacked = torch.stack(outputs)
         self.assertEqual(stacked.shape, (len(inputs), {n}))
         self.assertEqual(stacked.{red}(dim=0), torch.stack([helper(t) for t in inputs]).{red}(dim=0))
-'''
+"""
 
 
 def _filler_class(rng: random.Random, base: str = "TestCase") -> str:
@@ -127,11 +194,11 @@ def _filler_class(rng: random.Random, base: str = "TestCase") -> str:
     methods = "".join(_filler_method(rng) for _ in range(rng.randint(4, 12)))
     setup = ""
     if rng.random() < 0.4:
-        setup = f'''
+        setup = f"""
     def setUp(self):
         super().setUp()
         torch.manual_seed({rng.randint(0, 9999)})
-'''
+"""
     return f'''
 
 class {name}({base}):
@@ -139,7 +206,7 @@ class {name}({base}):
 {setup}{methods}'''
 
 
-_ORDINARY_HEADER = '''# Owner(s): ["module: {owner}"]
+_ORDINARY_HEADER = """# Owner(s): ["module: {owner}"]
 
 import io
 import unittest
@@ -152,16 +219,18 @@ from torch.testing._internal.common_utils import (
     run_tests,
     TestCase,
 )
-'''
-_MAIN = '''
+"""
+_MAIN = """
 
 if __name__ == "__main__":
     run_tests()
-'''
+"""
 
 
 def ordinary_file(rng: random.Random, target: int) -> str:
-    parts = [_ORDINARY_HEADER.format(owner=rng.choice(["nn", "optimizers", "autograd", "serialization"]))]
+    parts = [
+        _ORDINARY_HEADER.format(owner=rng.choice(["nn", "optimizers", "autograd", "serialization"]))
+    ]
     classes = []
     while _room(parts, target - 200):
         if not _add(parts, _filler_class(rng)):
@@ -171,7 +240,7 @@ def ordinary_file(rng: random.Random, target: int) -> str:
     return "".join(parts) + _MAIN
 
 
-_SPAWN_HEADER = '''# Owner(s): ["oncall: distributed"]
+_SPAWN_HEADER = """# Owner(s): ["oncall: distributed"]
 
 import io
 import os
@@ -193,7 +262,7 @@ from torch.testing._internal.common_utils import parametrize, run_tests, TestCas
 if not dist.is_available():
     print("Distributed not available, skipping tests", file=sys.stderr)
     sys.exit(0)
-'''
+"""
 
 
 def _spawn_test(rng: random.Random, helper: str) -> str:
@@ -202,24 +271,24 @@ def _spawn_test(rng: random.Random, helper: str) -> str:
     n = rng.choice([4, 8, 16, 1024])
     shape = rng.randrange(3)
     if shape == 0:  # init_process_group in the test
-        create = '''        store = dist.FileStore(self.file_name, self.world_size)
+        create = """        store = dist.FileStore(self.file_name, self.world_size)
         dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
-        pg = dist.group.WORLD'''
+        pg = dist.group.WORLD"""
     elif shape == 1:  # a backend constructor
-        create = '''        store = c10d.FileStore(self.file_name, self.world_size)
-        pg = c10d.ProcessGroupGloo(store, self.rank, self.world_size, self.opts())'''
+        create = """        store = c10d.FileStore(self.file_name, self.world_size)
+        pg = c10d.ProcessGroupGloo(store, self.rank, self.world_size, self.opts())"""
     else:  # a same-class helper
         create = f"        pg = self.{helper}()"
     call = {
         "all_reduce": "dist.all_reduce(tensor, group=pg)",
         "broadcast": "dist.broadcast(tensor, src=0, group=pg)",
         "all_gather": "outputs = [torch.empty_like(tensor) for _ in range(self.world_size)]\n"
-                      "        dist.all_gather(outputs, tensor, group=pg)",
+        "        dist.all_gather(outputs, tensor, group=pg)",
         "reduce_scatter": "dist.barrier(group=pg)",
         "barrier": "dist.barrier(group=pg)",
         "all_to_all": "dist.barrier(group=pg)",
     }[collective]
-    return f'''
+    return f"""
     @requires_gloo()
     def {name}(self):
 {create}
@@ -228,7 +297,7 @@ def _spawn_test(rng: random.Random, helper: str) -> str:
         # Each rank contributed rank + 1.
         self.assertEqual(tensor.numel(), {n})
         dist.destroy_process_group()
-'''
+"""
 
 
 def per_test_spawn_file(rng: random.Random, target: int) -> str:
@@ -237,7 +306,9 @@ def per_test_spawn_file(rng: random.Random, target: int) -> str:
         helper = f"_init_{_name(rng, 1)}_pg"
         name = f"{_camel(_name(rng, 2))}Test"
         tests = "".join(_spawn_test(rng, helper) for _ in range(rng.randint(4, 14)))
-        added = _add(parts, f'''
+        added = _add(
+            parts,
+            f"""
 
 class {name}(MultiProcessTestCase):
     def setUp(self):
@@ -268,7 +339,8 @@ class {name}(MultiProcessTestCase):
             timeout=timedelta(seconds=60),
         )
         return dist.group.WORLD
-{tests}''')
+{tests}""",
+        )
         if not added:
             break
         if rng.random() < 0.5:  # real distributed files also hold plain unit tests
@@ -282,15 +354,20 @@ def continuous_file(rng: random.Random, target: int) -> str:
         tests = []
         for _ in range(rng.randint(4, 16)):
             collective = rng.choice(["all_reduce", "broadcast", "barrier"])
-            call = {"all_reduce": "dist.all_reduce(t)", "broadcast": "dist.broadcast(t, src=0)",
-                    "barrier": "dist.barrier()"}[collective]
-            tests.append(f'''
+            call = {
+                "all_reduce": "dist.all_reduce(t)",
+                "broadcast": "dist.broadcast(t, src=0)",
+                "barrier": "dist.barrier()",
+            }[collective]
+            tests.append(f"""
     def test_{_name(rng, 3)}(self):
         t = torch.ones({rng.choice([2, 16, 128])}) * (self.rank + 1)
         {call}
         self.assertEqual(t.numel(), t.shape[0])
-''')
-        if not _add(parts, f'''
+""")
+        if not _add(
+            parts,
+            f"""
 
 class {_camel(_name(rng, 2))}Test(MultiProcContinuousTest):
     world_size = 2
@@ -298,14 +375,16 @@ class {_camel(_name(rng, 2))}Test(MultiProcContinuousTest):
     @classmethod
     def backend_str(cls):
         return "gloo"
-{"".join(tests)}'''):
+{"".join(tests)}""",
+        ):
             break
     return "".join(parts) + _MAIN
 
 
 def pytest_suite_file(rng: random.Random, target: int) -> str:
     """torchrec / torchtitan style: unittest classes run by pytest, no main block, no run_tests."""
-    parts = ['''#!/usr/bin/env python3
+    parts = [
+        """#!/usr/bin/env python3
 # Copyright (c) Meta Platforms, Inc. and affiliates.
 
 import io
@@ -314,7 +393,8 @@ import unittest
 import torch
 import torch.nn as nn
 from torch.testing._internal.common_utils import parametrize
-''']
+"""
+    ]
     while _room(parts, target) and _add(parts, _filler_class(rng, base="unittest.TestCase")):
         pass
     return "".join(parts)
@@ -333,9 +413,14 @@ def padded_fixture(rng: random.Random, target: int, source: str) -> str:
         elif line:
             break
     lines = source.splitlines(keepends=True)
-    filler = [source, "\nimport io as _io_filler  # noqa: F401\nimport unittest\nimport torch.nn as nn\n"]
+    filler = [
+        source,
+        "\nimport io as _io_filler  # noqa: F401\nimport unittest\nimport torch.nn as nn\n",
+    ]
     while _room(filler, target) and _add(
-            filler, _filler_class(rng, base="unittest.TestCase").replace("io.BytesIO", "_io_filler.BytesIO")):
+        filler,
+        _filler_class(rng, base="unittest.TestCase").replace("io.BytesIO", "_io_filler.BytesIO"),
+    ):
         pass
     filler.pop(0)
     return "".join(lines[:line]) + "".join(filler) + "\n" + "".join(lines[line:])
@@ -394,7 +479,10 @@ def main() -> int:
     if args.directory.exists():
         raise SystemExit(f"{args.directory} exists: give a new folder")
     counts = build_corpus(args.directory, args.files)
-    print(f"{args.files} files in {args.directory}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    print(
+        f"{args.files} files in {args.directory}: "
+        + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    )
     return 0
 
 

@@ -79,7 +79,9 @@ class Variant:
     files: int
     walls: List[float] = field(default_factory=list)
     cpus: List[float] = field(default_factory=list)
-    compare_to: Optional[str] = BASELINE_LABEL  # the row whose median wall time "vs baseline" divides
+    compare_to: Optional[str] = (
+        BASELINE_LABEL  # the row whose median wall time "vs baseline" divides
+    )
 
     def add(self, wall: float, cpu: float) -> None:
         self.walls.append(wall)
@@ -91,13 +93,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_process(command: Sequence[str], cwd: Path, env: Dict[str, str], ok: Tuple[int, ...]) -> Tuple[float, float, str]:
+def timed_process(
+    command: Sequence[str], cwd: Path, env: Dict[str, str], ok: Tuple[int, ...]
+) -> Tuple[float, float, str]:
     """Wall and CPU seconds (the process and every worker it reaped) and stdout of one run."""
     start, cpu_start = time.perf_counter(), _children_cpu()
     done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - start, _children_cpu() - cpu_start
     if done.returncode not in ok:
-        raise SystemExit(f"{' '.join(command[:4])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        raise SystemExit(
+            f"{' '.join(command[:4])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}"
+        )
     return wall, cpu, done.stdout
 
 
@@ -108,26 +114,41 @@ def snapshot_distlint(directory: Path) -> Dict[str, str]:
     sources, so an edit to the working tree between the cache fill and the warm run
     would otherwise (correctly) turn the warm run into a cold one.
     """
-    shutil.copytree(ROOT / "distlint", directory / "distlint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "distlint", directory / "distlint", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return {**os.environ, "PYTHONPATH": str(directory)}
 
 
 def corpus_files(root: Path, patterns: Sequence[str]) -> List[Path]:
     found = {p for pattern in patterns for p in root.rglob(pattern) if p.is_file()}
-    return sorted(p for p in found if not any(part.startswith(".") or part in SKIPPED_DIRS
-                                               for part in p.relative_to(root).parts[:-1]))
+    return sorted(
+        p
+        for p in found
+        if not any(
+            part.startswith(".") or part in SKIPPED_DIRS for part in p.relative_to(root).parts[:-1]
+        )
+    )
 
 
 def findings(json_output: str) -> Tuple[Tuple[str, int, int, str], ...]:
     """Every finding of a ``--format json`` run, comparable across runs (path, line, column, code)."""
-    return tuple(sorted((f["path"], f["line"], f["column"], f["code"]) for f in json.loads(json_output)))
+    return tuple(
+        sorted((f["path"], f["line"], f["column"], f["code"]) for f in json.loads(json_output))
+    )
 
 
 class Bench:
     """The variants of one benchmark run and the commands behind them."""
 
-    def __init__(self, corpus: Path, paths: List[Path], work: Path, select: Optional[str],
-                 other: Optional[Path] = None) -> None:
+    def __init__(
+        self,
+        corpus: Path,
+        paths: List[Path],
+        work: Path,
+        select: Optional[str],
+        other: Optional[Path] = None,
+    ) -> None:
         self.corpus, self.paths, self.work = corpus, paths, work
         self.env = snapshot_distlint(work / "snapshot")
         self.other_env = {**os.environ, "PYTHONPATH": str(other.resolve())} if other else None
@@ -143,19 +164,39 @@ class Bench:
         by_size = sorted(paths, key=lambda p: (p.stat().st_size, str(p)))
         self.single = {"median-size file": by_size[len(by_size) // 2], "largest file": by_size[-1]}
 
-    def variant(self, label: str, files: int, compare_to: Optional[str] = BASELINE_LABEL) -> Variant:
+    def variant(
+        self, label: str, files: int, compare_to: Optional[str] = BASELINE_LABEL
+    ) -> Variant:
         return self.variants.setdefault(label, Variant(label, files, compare_to=compare_to))
 
     def baseline(self, target: str, label: str) -> None:
-        wall, cpu, out = timed_process([sys.executable, str(BASELINE), target], self.corpus, self.env, (0,))
+        wall, cpu, out = timed_process(
+            [sys.executable, str(BASELINE), target], self.corpus, self.env, (0,)
+        )
         everything = target.startswith("@")
         self.variant(label, len(self.paths) if everything else 1, compare_to=None).add(wall, cpu)
         if everything:
             self.baseline_messages.add(len(out.splitlines()))
 
-    def distlint(self, label: str, target: str, *flags: str, compare_to: str = BASELINE_LABEL,
-                 env: Optional[Dict[str, str]] = None) -> None:
-        command = [sys.executable, "-m", "distlint", "check", "--format", "json", *self.select, *flags, target]
+    def distlint(
+        self,
+        label: str,
+        target: str,
+        *flags: str,
+        compare_to: str = BASELINE_LABEL,
+        env: Optional[Dict[str, str]] = None,
+    ) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "distlint",
+            "check",
+            "--format",
+            "json",
+            *self.select,
+            *flags,
+            target,
+        ]
         wall, cpu, out = timed_process(command, self.corpus, env or self.env, (0, 1))
         files = len(self.paths) if target.startswith("@") else 1
         self.variant(label, files, compare_to).add(wall, cpu)
@@ -168,21 +209,46 @@ class Bench:
 
         def fill_then_warm() -> None:
             shutil.rmtree(self.cache, ignore_errors=True)
-            self.distlint("distlint cache fill (cold, writes the cache)", everything, "--cache-dir", str(self.cache))
-            self.distlint("distlint warm (cache, nothing changed)", everything, "--cache-dir", str(self.cache))
+            self.distlint(
+                "distlint cache fill (cold, writes the cache)",
+                everything,
+                "--cache-dir",
+                str(self.cache),
+            )
+            self.distlint(
+                "distlint warm (cache, nothing changed)", everything, "--cache-dir", str(self.cache)
+            )
 
         units = [
             ("baseline", lambda: self.baseline(everything, BASELINE_LABEL)),
-            ("cold", lambda: self.distlint("distlint cold --no-cache (default jobs)", everything, "--no-cache")),
-            ("cold -j1", lambda: self.distlint("distlint cold --no-cache --jobs 1", everything, "--no-cache",
-                                               "--jobs", "1")),
+            (
+                "cold",
+                lambda: self.distlint(
+                    "distlint cold --no-cache (default jobs)", everything, "--no-cache"
+                ),
+            ),
+            (
+                "cold -j1",
+                lambda: self.distlint(
+                    "distlint cold --no-cache --jobs 1", everything, "--no-cache", "--jobs", "1"
+                ),
+            ),
             ("fill + warm", fill_then_warm),
             ("ast floor", self.ast_floor),
             ("parse floor", self.parse_floor),
         ]
         if self.other_env:
-            units.append(("other", lambda: self.distlint("other distlint cold --no-cache (default jobs)", everything,
-                                                         "--no-cache", env=self.other_env)))
+            units.append(
+                (
+                    "other",
+                    lambda: self.distlint(
+                        "other distlint cold --no-cache (default jobs)",
+                        everything,
+                        "--no-cache",
+                        env=self.other_env,
+                    ),
+                )
+            )
         for name, path in self.single.items():
             units.append((f"one {name}", lambda name=name, path=path: self.one_file(name, path)))
         return units
@@ -191,10 +257,20 @@ class Bench:
         """The baseline, then distlint, on one file alone (a pre-commit run for a one-file change)."""
         base_label = f"baseline, one file ({name}, {path.stat().st_size / 1e3:.1f} KB)"
         self.baseline(str(path), base_label)
-        self.distlint(f"distlint --no-cache, one file ({name})", str(path), "--no-cache", compare_to=base_label)
+        self.distlint(
+            f"distlint --no-cache, one file ({name})",
+            str(path),
+            "--no-cache",
+            compare_to=base_label,
+        )
         if self.other_env:
-            self.distlint(f"other distlint --no-cache, one file ({name})", str(path), "--no-cache",
-                          compare_to=base_label, env=self.other_env)
+            self.distlint(
+                f"other distlint --no-cache, one file ({name})",
+                str(path),
+                "--no-cache",
+                compare_to=base_label,
+                env=self.other_env,
+            )
 
     def ast_floor(self) -> None:
         start = time.process_time()
@@ -204,7 +280,9 @@ class Bench:
             except SyntaxError:  # syntax newer than this Python: it still had to be read
                 pass
         cpu = time.process_time() - start
-        self.variant("floor: ast.parse every file (this process, 1 core)", len(self.paths), compare_to=None).add(cpu, cpu)
+        self.variant(
+            "floor: ast.parse every file (this process, 1 core)", len(self.paths), compare_to=None
+        ).add(cpu, cpu)
 
     def libcst_files(self) -> List[Path]:
         """The files distlint's screen cannot settle without libcst (the ones it parses twice)."""
@@ -213,7 +291,9 @@ class Bench:
             from distlint.screening import screen_file
 
             config = Config.from_table({"select": [self.select[1]]}) if self.select else Config()
-            self._libcst_files = [p for p in self.paths if screen_file(p.read_bytes(), str(p), config).result is None]
+            self._libcst_files = [
+                p for p in self.paths if screen_file(p.read_bytes(), str(p), config).result is None
+            ]
         return self._libcst_files
 
     def parse_floor(self) -> None:
@@ -231,8 +311,10 @@ class Bench:
                 libcst.parse_module(source)
         cpu = time.process_time() - start
         cpus = len(os.sched_getaffinity(0))
-        label = (f"floor: ast.parse every file + libcst for the {len(needs_libcst)} that need it "
-                 f"(CPU s / {cpus} CPUs = least wall)")
+        label = (
+            f"floor: ast.parse every file + libcst for the {len(needs_libcst)} that need it "
+            f"(CPU s / {cpus} CPUs = least wall)"
+        )
         self.variant(label, len(self.paths), compare_to=None).add(cpu / cpus, cpu)
         self.floor_label = label
 
@@ -244,25 +326,35 @@ class Bench:
                 unit()
                 print(f"  repeat {repeat + 1}: {name} done", file=sys.stderr, flush=True)
         if len(set(self.outputs.values())) != 1:
-            raise SystemExit("distlint's whole-corpus runs disagree: the cache or the pool changed a result:\n"
-                             + "\n".join(f"{label}: {len(found)} findings" for label, found in self.outputs.items()))
+            raise SystemExit(
+                "distlint's whole-corpus runs disagree: the cache or the pool changed a result:\n"
+                + "\n".join(
+                    f"{label}: {len(found)} findings" for label, found in self.outputs.items()
+                )
+            )
 
     def table(self) -> List[str]:
-        rows = ["| run | files | wall s (median) | runs (wall s) | files/s | vs baseline | CPU s | CPU ms/file |",
-                "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+        rows = [
+            "| run | files | wall s (median) | runs (wall s) | files/s | vs baseline | CPU s | CPU ms/file |",
+            "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        ]
         for v in self.variants.values():
             wall, cpu = statistics.median(v.walls), statistics.median(v.cpus)
             ratio = ""
             if v.compare_to:
                 ratio = f"{statistics.median(self.variants[v.compare_to].walls) / wall:.2f}x"
             runs = " ".join(f"{w:.2f}" for w in v.walls)
-            rows.append(f"| {v.label} | {v.files} | {wall:.2f} | {runs} | {v.files / wall:.1f} | {ratio} | "
-                        f"{cpu:.1f} | {cpu / v.files * 1e3:.1f} |")
+            rows.append(
+                f"| {v.label} | {v.files} | {wall:.2f} | {runs} | {v.files / wall:.1f} | {ratio} | "
+                f"{cpu:.1f} | {cpu / v.files * 1e3:.1f} |"
+            )
         if self.floor_label:
             floor = statistics.median(self.variants[self.floor_label].walls)
             label = "distlint cold --no-cache (default jobs)"
             wall = statistics.median(self.variants[label].walls)
-            rows.append(f"| {label}: wall / parse floor's least wall | | | | | {wall / floor:.2f}x | | |")
+            rows.append(
+                f"| {label}: wall / parse floor's least wall | | | | | {wall / floor:.2f}x | | |"
+            )
         return rows
 
 
@@ -277,7 +369,9 @@ def per_kind_costs(paths: List[Path], sample: int, select: Optional[str]) -> Lis
     by_kind: Dict[str, List[Path]] = {}
     for path in paths:
         parts = path.stem.split("_", 2)
-        by_kind.setdefault(parts[2] if len(parts) == 3 and parts[1].isdigit() else "all", []).append(path)
+        by_kind.setdefault(
+            parts[2] if len(parts) == 3 and parts[1].isdigit() else "all", []
+        ).append(path)
     lines, total_base, total_distlint = [], 0.0, 0.0
     for kind, files in sorted(by_kind.items()):
         chosen = files[:sample]
@@ -291,24 +385,45 @@ def per_kind_costs(paths: List[Path], sample: int, select: Optional[str]) -> Lis
         base_ms, ours_ms = base / len(chosen) * 1e3, ours / len(chosen) * 1e3
         total_base += base_ms * len(files)
         total_distlint += ours_ms * len(files)
-        lines.append(f"| {kind} | {len(files)} | {base_ms:.1f} | {ours_ms:.1f} | {base_ms / ours_ms:.2f}x |")
+        lines.append(
+            f"| {kind} | {len(files)} | {base_ms:.1f} | {ours_ms:.1f} | {base_ms / ours_ms:.2f}x |"
+        )
     count = len(paths)
-    lines.append(f"| whole corpus (weighted) | {count} | {total_base / count:.1f} | {total_distlint / count:.1f} | "
-                 f"{total_base / total_distlint:.2f}x |")
+    lines.append(
+        f"| whole corpus (weighted) | {count} | {total_base / count:.1f} | {total_distlint / count:.1f} | "
+        f"{total_base / total_distlint:.2f}x |"
+    )
     return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=1000, help="generated corpus size (default 1000)")
-    parser.add_argument("--corpus", type=Path, help="lint this checkout instead of a generated corpus")
-    parser.add_argument("--pattern", action="append", help="with --corpus: file globs (default test_*.py)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of every variant, interleaved (default 3)")
+    parser.add_argument(
+        "--files", type=int, default=1000, help="generated corpus size (default 1000)"
+    )
+    parser.add_argument(
+        "--corpus", type=Path, help="lint this checkout instead of a generated corpus"
+    )
+    parser.add_argument(
+        "--pattern", action="append", help="with --corpus: file globs (default test_*.py)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of every variant, interleaved (default 3)"
+    )
     parser.add_argument("--select", help="distlint's --select (default: the default rules)")
-    parser.add_argument("--other", type=Path, metavar="DIR",
-                        help="also run the distlint package in DIR/distlint (an earlier version), interleaved")
-    parser.add_argument("--per-kind", type=int, default=0, metavar="N",
-                        help="also compare the CPU cost per file kind, baseline vs distlint, on N files of each")
+    parser.add_argument(
+        "--other",
+        type=Path,
+        metavar="DIR",
+        help="also run the distlint package in DIR/distlint (an earlier version), interleaved",
+    )
+    parser.add_argument(
+        "--per-kind",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare the CPU cost per file kind, baseline vs distlint, on N files of each",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="distlint-bench-"))
@@ -326,22 +441,35 @@ def main() -> int:
             paths = corpus_files(corpus, ["test_*.py"])
             mix = "generated: " + ", ".join(f"{count} {name}" for name, count in counts.items())
         sizes = [p.stat().st_size for p in paths]
-        print(f"corpus: {len(paths)} files, {sum(sizes) / 1e6:.1f} MB, {min(sizes) / 1e3:.1f}-{max(sizes) / 1e3:.1f} KB "
-              f"(median {statistics.median(sizes) / 1e3:.1f} KB) in {corpus} ({mix})")
-        print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
-              f"{os.getloadavg()[0]:.1f} at the start", flush=True)
+        print(
+            f"corpus: {len(paths)} files, {sum(sizes) / 1e6:.1f} MB, {min(sizes) / 1e3:.1f}-{max(sizes) / 1e3:.1f} KB "
+            f"(median {statistics.median(sizes) / 1e3:.1f} KB) in {corpus} ({mix})"
+        )
+        print(
+            f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
+            f"{os.getloadavg()[0]:.1f} at the start",
+            flush=True,
+        )
         bench = Bench(corpus, paths, work, args.select, args.other)
         bench.run(args.repeat)
         by_rule = Counter(code for *_, code in next(iter(bench.outputs.values())))
-        print(f"load average {os.getloadavg()[0]:.1f} at the end; distlint findings (every whole-corpus run): "
-              f"{sum(by_rule.values())}" + "".join(f", {c} {n}" for c, n in sorted(by_rule.items())))
+        print(
+            f"load average {os.getloadavg()[0]:.1f} at the end; distlint findings (every whole-corpus run): "
+            f"{sum(by_rule.values())}" + "".join(f", {c} {n}" for c, n in sorted(by_rule.items()))
+        )
         if len(bench.baseline_messages) != 1:
-            raise SystemExit(f"the baseline's runs disagree: {sorted(bench.baseline_messages)} files reported")
-        print(f"baseline: {next(iter(bench.baseline_messages))} of {len(paths)} files reported "
-              "(no main block that runs or raises)\n")
+            raise SystemExit(
+                f"the baseline's runs disagree: {sorted(bench.baseline_messages)} files reported"
+            )
+        print(
+            f"baseline: {next(iter(bench.baseline_messages))} of {len(paths)} files reported "
+            "(no main block that runs or raises)\n"
+        )
         print("\n".join(bench.table()))
         if args.per_kind:
-            print("\n| kind | files | baseline CPU ms/file | distlint CPU ms/file | per-CPU ratio |")
+            print(
+                "\n| kind | files | baseline CPU ms/file | distlint CPU ms/file | per-CPU ratio |"
+            )
             print("| --- | ---: | ---: | ---: | ---: |")
             print("\n".join(per_kind_costs(paths, args.per_kind, args.select)))
     finally:

@@ -34,7 +34,9 @@ def corpus(argv):
         return [Path(p) for p in argv]
     import torch.testing._internal as internal  # only to locate files; distlint never imports torch
 
-    files = sorted(Path("fixtures").rglob("*.py")) + sorted(Path(internal.__file__).parent.rglob("*.py"))
+    files = sorted(Path("fixtures").rglob("*.py")) + sorted(
+        Path(internal.__file__).parent.rglob("*.py")
+    )
     return [f for f in files if 5_000 <= f.stat().st_size <= 60_000]
 
 
@@ -45,10 +47,14 @@ def full_analysis(module):
 
 STEPS = {
     "ScopeProvider": lambda m, s: MetadataWrapper(m, unsafe_skip_copy=True).resolve(ScopeProvider),
-    "QualifiedNameProvider": lambda m, s: MetadataWrapper(m, unsafe_skip_copy=True).resolve(QualifiedNameProvider),
+    "QualifiedNameProvider": lambda m, s: MetadataWrapper(m, unsafe_skip_copy=True).resolve(
+        QualifiedNameProvider
+    ),
     "NameResolver (whole module)": lambda m, s: NameResolver(m)._prepare(),
     "analyze_main_block (import table)": lambda m, s: full_analysis(m),
-    "ast parse + screen_shape (pre-screen)": lambda m, s: screen_shape(ast.parse(s), ("run_tests",)),
+    "ast parse + screen_shape (pre-screen)": lambda m, s: screen_shape(
+        ast.parse(s), ("run_tests",)
+    ),
 }
 
 

@@ -43,7 +43,11 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "fixtures" / "pg")])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    files = sorted(p for root in args.paths for p in (Path(root).rglob("test_*.py") if Path(root).is_dir() else [Path(root)]))
+    files = sorted(
+        p
+        for root in args.paths
+        for p in (Path(root).rglob("test_*.py") if Path(root).is_dir() else [Path(root)])
+    )
     config = Config(select=("DL2", "DL3"))
     rules = [rules_by_code()[code] for code in CODES]
 
@@ -53,34 +57,54 @@ def main(argv: List[str] = None) -> int:
             analyze_module(wrapper, config, ExternalBases(None))
 
     def resolver(source: bytes) -> None:
-        analyze_module(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), config, ExternalBases(None))
+        analyze_module(
+            MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True),
+            config,
+            ExternalBases(None),
+        )
 
     def lint_old(source: bytes, path: str) -> None:
         # The rules declaring QualifiedNameProvider: the linter resolves libcst's provider,
         # which qualified_name_map then returns.
-        old = [type(rule.__name__, (rule,), {"METADATA_DEPENDENCIES": (QualifiedNameProvider,)}) for rule in rules]
+        old = [
+            type(rule.__name__, (rule,), {"METADATA_DEPENDENCIES": (QualifiedNameProvider,)})
+            for rule in rules
+        ]
         with use_libcst_provider():
             lint_source(source, path, config, old)
 
     columns = ("parse", "provider", "resolver", "lint old", "lint new")
     totals = dict.fromkeys(columns, 0.0)
-    print(f"{'file':40} {'KB':>5} " + " ".join(f"{c + ' ms':>12}" for c in columns) + f" {'lint speedup':>12}")
+    print(
+        f"{'file':40} {'KB':>5} "
+        + " ".join(f"{c + ' ms':>12}" for c in columns)
+        + f" {'lint speedup':>12}"
+    )
     for path in files:
         source = path.read_bytes()
-        row = interleaved_medians({
-            "parse": whole(lambda: cst.parse_module(source)),
-            "provider": lambda: provider(source),
-            "resolver": lambda: resolver(source),
-            "lint old": lambda: lint_old(source, str(path)),
-            "lint new": whole(lambda: lint_source(source, str(path), config, rules)),
-        }, args.repeat)
+        row = interleaved_medians(
+            {
+                "parse": whole(lambda: cst.parse_module(source)),
+                "provider": lambda: provider(source),
+                "resolver": lambda: resolver(source),
+                "lint old": lambda: lint_old(source, str(path)),
+                "lint new": whole(lambda: lint_source(source, str(path), config, rules)),
+            },
+            args.repeat,
+        )
         for key, value in row.items():
             totals[key] += value
         name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-        print(f"{name[-40:]:40} {len(source) / 1024:5.1f} " + " ".join(f"{row[c] * 1e3:12.1f}" for c in columns)
-              + f" {row['lint old'] / max(row['lint new'], 1e-9):11.2f}x")
-    print(f"{'total (' + str(len(files)) + ' files)':40} {'':5} " + " ".join(f"{totals[c] * 1e3:12.1f}" for c in columns)
-          + f" {totals['lint old'] / max(totals['lint new'], 1e-9):11.2f}x")
+        print(
+            f"{name[-40:]:40} {len(source) / 1024:5.1f} "
+            + " ".join(f"{row[c] * 1e3:12.1f}" for c in columns)
+            + f" {row['lint old'] / max(row['lint new'], 1e-9):11.2f}x"
+        )
+    print(
+        f"{'total (' + str(len(files)) + ' files)':40} {'':5} "
+        + " ".join(f"{totals[c] * 1e3:12.1f}" for c in columns)
+        + f" {totals['lint old'] / max(totals['lint new'], 1e-9):11.2f}x"
+    )
     return 0
 
 

@@ -63,13 +63,19 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--corpus-files", type=int, default=0)
     args = parser.parse_args(argv)
-    files = sorted(p for root in args.paths for p in (Path(root).rglob("*.py") if Path(root).is_dir() else [Path(root)]))
+    files = sorted(
+        p
+        for root in args.paths
+        for p in (Path(root).rglob("*.py") if Path(root).is_dir() else [Path(root)])
+    )
     rules = [rules_by_code()[code] for code in CODES]
     config = Config(select=("DL2", "DL3"))
     through: Dict[str, int] = {code: 0 for code in CODES}
     totals = {"screen": 0.0, "parse": 0.0, "analysis": 0.0, "lint": 0.0, "analyze_module": 0.0}
-    print(f"{'file':44} {'KB':>5} {'screen ms':>9} {'parse ms':>9} {'analysis ms':>11} {'lint ms':>8} "
-          f"{'analyze_module ms':>17}  rules through")
+    print(
+        f"{'file':44} {'KB':>5} {'screen ms':>9} {'parse ms':>9} {'analysis ms':>11} {'lint ms':>8} "
+        f"{'analyze_module ms':>17}  rules through"
+    )
     for path in files:
         source = path.read_bytes()
 
@@ -80,22 +86,30 @@ def main(argv: List[str] = None) -> int:
         passed = screen()
         for code in passed:
             through[code] += 1
-        row = interleaved_medians({
-            "screen": whole(screen),
-            "parse": whole(lambda: cst.parse_module(source)),
-            "analysis": whole(lambda: _analysis(source, config)),  # the whole call counts
-            "lint": whole(lambda: lint_source(source, str(path), config, rules)),
-            "analyze_module": lambda: _analysis(source, config),  # analyze_module's own seconds
-        }, args.repeat)
+        row = interleaved_medians(
+            {
+                "screen": whole(screen),
+                "parse": whole(lambda: cst.parse_module(source)),
+                "analysis": whole(lambda: _analysis(source, config)),  # the whole call counts
+                "lint": whole(lambda: lint_source(source, str(path), config, rules)),
+                "analyze_module": lambda: _analysis(source, config),  # analyze_module's own seconds
+            },
+            args.repeat,
+        )
         for key, value in row.items():
             totals[key] += value
         name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-        print(f"{name[-44:]:44} {len(source) / 1024:5.1f} {row['screen'] * 1e3:9.2f} {row['parse'] * 1e3:9.1f} "
-              f"{row['analysis'] * 1e3:11.1f} {row['lint'] * 1e3:8.1f} {row['analyze_module'] * 1e3:17.1f}  "
-              f"{','.join(passed) or '-'}")
+        print(
+            f"{name[-44:]:44} {len(source) / 1024:5.1f} {row['screen'] * 1e3:9.2f} {row['parse'] * 1e3:9.1f} "
+            f"{row['analysis'] * 1e3:11.1f} {row['lint'] * 1e3:8.1f} {row['analyze_module'] * 1e3:17.1f}  "
+            f"{','.join(passed) or '-'}"
+        )
     count = len(files)
     print()
-    print(f"{count} files; the pre-screen lets through: " + ", ".join(f"{c} {n}" for c, n in through.items()))
+    print(
+        f"{count} files; the pre-screen lets through: "
+        + ", ".join(f"{c} {n}" for c, n in through.items())
+    )
     for key in ("parse", "analysis", "lint", "analyze_module"):
         print(f"{key:9} {count / totals[key]:7.1f} files/s (all files, {totals[key]:.2f} s)")
     print(f"screen    {totals['screen'] / count * 1e3:7.2f} ms/file")
@@ -114,10 +128,16 @@ def corpus_costs(files: int) -> None:
         counts = build_corpus(Path(directory), files)
         sources = [(p, p.read_bytes()) for p in sorted(Path(directory).rglob("test_*.py"))]
         print()
-        print(f"corpus: {len(sources)} files (" + ", ".join(f"{n} {kind}" for kind, n in counts.items()) + ")")
-        configs = [("every rule", Config(select=("DL",))),
-                   ("every rule but " + "/".join(CODES), Config(select=("DL",), ignore=CODES)),
-                   ("only " + "/".join(CODES), Config(select=CODES))]
+        print(
+            f"corpus: {len(sources)} files ("
+            + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+            + ")"
+        )
+        configs = [
+            ("every rule", Config(select=("DL",))),
+            ("every rule but " + "/".join(CODES), Config(select=("DL",), ignore=CODES)),
+            ("only " + "/".join(CODES), Config(select=CODES)),
+        ]
         spent = dict.fromkeys((label for label, _ in configs), 0.0)
         for path, source in sources:  # the three configurations alternate file by file
             for label, config in configs:

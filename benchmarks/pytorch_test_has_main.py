@@ -30,14 +30,20 @@ import libcst.matchers as m
 LINTER_CODE = "TEST_HAS_MAIN"
 #: The pool size PyTorch's linter hard-codes.
 POOL_SIZE = 8
-MESSAGE = ("Test files need to have a main block which either calls run_tests (to ensure that the tests are "
-           "run during OSS CI) or raises an exception and added to the blocklist in test/run_test.py")
+MESSAGE = (
+    "Test files need to have a main block which either calls run_tests (to ensure that the tests are "
+    "run during OSS CI) or raises an exception and added to the blocklist in test/run_test.py"
+)
 
 _DUNDER_NAME = m.Name("__name__")
 _MAIN_STRING = m.SimpleString('"__main__"') | m.SimpleString("'__main__'")
-_MAIN_GUARD = m.If(test=m.Comparison(_DUNDER_NAME, [m.ComparisonTarget(m.Equal(), _MAIN_STRING)])
-                   | m.Comparison(_MAIN_STRING, [m.ComparisonTarget(m.Equal(), _DUNDER_NAME)]))
-_RUNS_OR_RAISES = m.Raise() | m.Call(func=m.Name("run_tests") | m.Attribute(attr=m.Name("run_tests")))
+_MAIN_GUARD = m.If(
+    test=m.Comparison(_DUNDER_NAME, [m.ComparisonTarget(m.Equal(), _MAIN_STRING)])
+    | m.Comparison(_MAIN_STRING, [m.ComparisonTarget(m.Equal(), _DUNDER_NAME)])
+)
+_RUNS_OR_RAISES = m.Raise() | m.Call(
+    func=m.Name("run_tests") | m.Attribute(attr=m.Name("run_tests"))
+)
 
 
 class MainBlockFinder(cst.CSTVisitor):
@@ -63,8 +69,19 @@ def check_file(filename: str) -> List[Dict[str, object]]:
     cst.parse_module(source).visit(finder)
     if finder.found:
         return []
-    return [{"path": filename, "line": None, "char": None, "code": LINTER_CODE, "severity": "error",
-             "name": "[no-main]", "original": None, "replacement": None, "description": MESSAGE}]
+    return [
+        {
+            "path": filename,
+            "line": None,
+            "char": None,
+            "code": LINTER_CODE,
+            "severity": "error",
+            "name": "[no-main]",
+            "original": None,
+            "replacement": None,
+            "description": MESSAGE,
+        }
+    ]
 
 
 def main() -> None:

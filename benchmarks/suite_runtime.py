@@ -163,7 +163,9 @@ def expected_tests(classes: int, tests: int) -> List[str]:
     return sorted(f"Suite{c}.test_{t:03d}" for c in range(classes) for t in range(tests))
 
 
-def run_file(path: Path, env: Dict[str, str], expect: List[str], timeout: float) -> Tuple[float, Optional[float]]:
+def run_file(
+    path: Path, env: Dict[str, str], expect: List[str], timeout: float
+) -> Tuple[float, Optional[float]]:
     """Wall time of ``python path`` (and, for the table only, the runner's "Ran N tests in X s").
 
     The run counts only if it exited 0 and every expected test recorded that it
@@ -194,7 +196,9 @@ def run_file(path: Path, env: Dict[str, str], expect: List[str], timeout: float)
     return wall, float(ran.group(1)) if ran else None
 
 
-def interleaved(variants: Dict[str, Callable[[], object]], repeats: Dict[str, int]) -> Dict[str, list]:
+def interleaved(
+    variants: Dict[str, Callable[[], object]], repeats: Dict[str, int]
+) -> Dict[str, list]:
     """Run every variant once per repeat, in turn (A B C, A B C, ...); each variant's results in order."""
     results: Dict[str, list] = {name: [] for name in variants}
     for round_ in range(max(repeats.values())):
@@ -202,7 +206,10 @@ def interleaved(variants: Dict[str, Callable[[], object]], repeats: Dict[str, in
             if round_ < repeats[name]:
                 results[name].append(run())
                 shown = results[name][-1]
-                shown = " ".join("-" if v is None else f"{v:.3f}" for v in (shown if isinstance(shown, tuple) else [shown]))
+                shown = " ".join(
+                    "-" if v is None else f"{v:.3f}"
+                    for v in (shown if isinstance(shown, tuple) else [shown])
+                )
                 print(f"  repeat {round_ + 1}: {name}: {shown}", file=sys.stderr, flush=True)
     return results
 
@@ -218,11 +225,20 @@ def dispatch_ms(probe: Path, module: Path, env: Dict[str, str]) -> Tuple[float, 
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, str(probe), str(module.parent), module.stem, str(result)],
-        env=env, cwd=module.parent, capture_output=True, text=True, timeout=900,
+        env=env,
+        cwd=module.parent,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     wall = time.perf_counter() - start
     summary = json.loads(result.read_text()) if result.exists() else {}
-    if proc.returncode != 0 or summary.get("tests") != 201 or summary.get("problems") or summary.get("skipped"):
+    if (
+        proc.returncode != 0
+        or summary.get("tests") != 201
+        or summary.get("problems")
+        or summary.get("skipped")
+    ):
         raise SystemExit(
             f"error: dispatch probe on {module.name} did not pass all 201 tests ({summary or 'no result'}):\n"
             f"{(proc.stdout + proc.stderr)[-3000:]}"
@@ -234,7 +250,10 @@ def own_import_seconds(env: Dict[str, str]) -> float:
     """distlint.runtime's cumulative import time when torch is already imported (python -X importtime)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import torch; import distlint.runtime"],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     line = [l for l in proc.stderr.splitlines() if l.rstrip().endswith("| distlint.runtime")][-1]
     return int(line.split("|")[1]) / 1e6
@@ -249,7 +268,9 @@ def import_time(statement: str, env: Dict[str, str]) -> float:
 def table(rows: List[Tuple[str, ...]], header: Tuple[str, ...]) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     line = lambda row: "| " + " | ".join(str(v).ljust(w) for v, w in zip(row, widths)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+    return "\n".join(
+        [line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)]
+    )
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -260,13 +281,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         type=int,
         help="runs of torch's per-test case (minutes each), in the first repeats; default: --repeats",
     )
-    parser.add_argument("--quick", action="store_true", help="1 repeat and skip torch's per-test case")
-    parser.add_argument("--skip-per-test", action="store_true", help="skip torch's per-test case (minutes)")
+    parser.add_argument(
+        "--quick", action="store_true", help="1 repeat and skip torch's per-test case"
+    )
+    parser.add_argument(
+        "--skip-per-test", action="store_true", help="skip torch's per-test case (minutes)"
+    )
     parser.add_argument("--cases", default="1,2,3", help="which cases to run, e.g. 2,3")
     args = parser.parse_args(argv)
     cases = {int(c) for c in args.cases.split(",")}
     repeats = 1 if args.quick else args.repeats
-    per_test_repeats = 0 if args.skip_per_test or args.quick else min(repeats, args.per_test_repeats or repeats)
+    per_test_repeats = (
+        0 if args.skip_per_test or args.quick else min(repeats, args.per_test_repeats or repeats)
+    )
     if repeats < 1:
         parser.error("--repeats must be at least 1")
 
@@ -295,23 +322,32 @@ def main(argv: Optional[List[str]] = None) -> int:
             suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS),
         )
         ours = write(
-            "distlint_continuous.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS)
+            "distlint_continuous.py",
+            suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TEST_METHOD, CLASSES, TESTS),
         )
         ours_201 = write(
-            "distlint_trivial_201.py", suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201)
+            "distlint_trivial_201.py",
+            suite_source(HEADER_DISTLINT, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201),
         )
         torch_201 = write(
-            "torch_trivial_201.py", suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201)
+            "torch_trivial_201.py",
+            suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201),
         )
 
         results: Dict[str, list] = {}
         if 1 in cases:
-            print(f"case 1: {CLASSES} classes x {TESTS} tests, one all_reduce each", file=sys.stderr)
+            print(
+                f"case 1: {CLASSES} classes x {TESTS} tests, one all_reduce each", file=sys.stderr
+            )
             variants: Dict[str, Callable[[], object]] = {
                 "distlint.runtime (fork server)": lambda: run_file(ours, env, expect, 600),
-                "distlint.runtime (DISTLINT_START_METHOD=spawn)": lambda: run_file(ours, spawn_env, expect, 600),
+                "distlint.runtime (DISTLINT_START_METHOD=spawn)": lambda: run_file(
+                    ours, spawn_env, expect, 600
+                ),
                 "torch MultiProcContinuousTest": lambda: run_file(torch_cont, env, expect, 900),
-                "torch MultiProcessTestCase (per-test spawn)": lambda: run_file(per_test, env, expect, 3600),
+                "torch MultiProcessTestCase (per-test spawn)": lambda: run_file(
+                    per_test, env, expect, 3600
+                ),
             }
             counts = {name: repeats for name in variants}
             counts["torch MultiProcessTestCase (per-test spawn)"] = per_test_repeats
@@ -357,35 +393,56 @@ def main(argv: Optional[List[str]] = None) -> int:
             ran = f"{median(reported):.2f}" if reported else "-"
             runs_text = " ".join(f"{w:.1f}" for w, _ in runs)
             rows.append((name, f"{wall:.2f}", ran, runs_text, f"{wall / ours_wall:.2f}x"))
-        print(f"\nCase 1: {CLASSES} classes x {TESTS} tests (one all_reduce each), gloo, world size 2, ", end="")
+        print(
+            f"\nCase 1: {CLASSES} classes x {TESTS} tests (one all_reduce each), gloo, world size 2, ",
+            end="",
+        )
         print(f"median of {repeats} interleaved repeats (per-test spawn: {per_test_repeats})\n")
-        print(table(rows, ("runtime", "wall s", "unittest 'Ran' s", "runs (wall s)", "wall / distlint")))
+        print(
+            table(
+                rows, ("runtime", "wall s", "unittest 'Ran' s", "runs (wall s)", "wall / distlint")
+            )
+        )
 
         torch_cont_wall = median(w for w, _ in results["torch MultiProcContinuousTest"])
         print("\nTargets:")
         if "torch MultiProcessTestCase (per-test spawn)" in results:
-            per_test_wall = median(w for w, _ in results["torch MultiProcessTestCase (per-test spawn)"])
+            per_test_wall = median(
+                w for w, _ in results["torch MultiProcessTestCase (per-test spawn)"]
+            )
             speedup = per_test_wall / ours_wall
             verdict = "met" if speedup >= 15 else "MISSED"
             print(f"  per-test spawn / distlint = {speedup:.1f}x   (target >= 15x: {verdict})")
         ratio = ours_wall / torch_cont_wall
-        print(f"  distlint / torch continuous = {ratio:.2f}   (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'})")
+        print(
+            f"  distlint / torch continuous = {ratio:.2f}   (target <= 0.5: {'met' if ratio <= 0.5 else 'MISSED'})"
+        )
 
     if 2 in cases:
         rows = []
         for name, runs in dispatch.items():
             per_test_ms = [ms for ms, _ in runs]
             runs_text = " ".join(f"{v:.3f}" for v in per_test_ms)
-            rows.append((name, f"{median(per_test_ms):.3f}", runs_text, f"{median(w for _, w in runs):.2f}"))
-        print(f"\nCase 2: per-test dispatch, 201 trivial tests, world size 2, median of {repeats} interleaved repeats")
-        print("(measured inside each run from the end of test 1 to the end of test 201: start-up excluded)\n")
+            rows.append(
+                (name, f"{median(per_test_ms):.3f}", runs_text, f"{median(w for _, w in runs):.2f}")
+            )
+        print(
+            f"\nCase 2: per-test dispatch, 201 trivial tests, world size 2, median of {repeats} interleaved repeats"
+        )
+        print(
+            "(measured inside each run from the end of test 1 to the end of test 201: start-up excluded)\n"
+        )
         print(table(rows, ("runtime", "ms/test", "runs (ms/test)", "whole run wall s")))
         ms = median(ms for ms, _ in dispatch["distlint.runtime"])
-        print(f"\n  distlint dispatch = {ms:.3f} ms/test   (target < 2 ms: {'met' if ms < 2 else 'MISSED'})")
+        print(
+            f"\n  distlint dispatch = {ms:.3f} ms/test   (target < 2 ms: {'met' if ms < 2 else 'MISSED'})"
+        )
 
     if 3 in cases:
         t = {key: median(values) for key, values in imports.items()}
-        print(f"\nCase 3: import time (median of {import_repeats} interleaved fresh interpreters, start-up subtracted)\n")
+        print(
+            f"\nCase 3: import time (median of {import_repeats} interleaved fresh interpreters, start-up subtracted)\n"
+        )
         rows = [
             ("import torch", f"{t['torch'] - t['pass']:.3f}"),
             ("import distlint.runtime (torch imported lazily)", f"{t['ours'] - t['pass']:.3f}"),

@@ -43,9 +43,15 @@ runners = ["run_tests"]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=2000, help="generated test modules (default 2000)")
-    parser.add_argument("--runs", type=int, default=11, help="timed warm runs of each version (default 11)")
-    parser.add_argument("--other", type=Path, metavar="DIR", help="also run DIR/distlint, interleaved")
+    parser.add_argument(
+        "--files", type=int, default=2000, help="generated test modules (default 2000)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=11, help="timed warm runs of each version (default 11)"
+    )
+    parser.add_argument(
+        "--other", type=Path, metavar="DIR", help="also run DIR/distlint, interleaved"
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="distlint-warm-"))
@@ -62,7 +68,15 @@ def main() -> int:
 
         def run(label: str) -> Tuple[float, float]:
             cache = work / f"cache-{list(versions).index(label)}"
-            command = [sys.executable, "-m", "distlint", "check", "--cache-dir", str(cache), "tests"]
+            command = [
+                sys.executable,
+                "-m",
+                "distlint",
+                "check",
+                "--cache-dir",
+                str(cache),
+                "tests",
+            ]
             wall, cpu, _ = timed_process(command, project, versions[label], (0, 1))
             return wall, cpu
 
@@ -76,14 +90,18 @@ def main() -> int:
             order = list(versions) if repeat % 2 == 0 else list(reversed(versions))
             for label in order:
                 results[label].append(run(label))
-        print(f"{args.files} files, {args.runs} warm runs per version, interleaved; load average "
-              f"{os.getloadavg()[0]:.1f} at the end; Python {sys.version.split()[0]}\n")
+        print(
+            f"{args.files} files, {args.runs} warm runs per version, interleaved; load average "
+            f"{os.getloadavg()[0]:.1f} at the end; Python {sys.version.split()[0]}\n"
+        )
         print("| version | wall s median | wall s min-max | CPU s median |")
         print("| --- | ---: | --- | ---: |")
         for label, runs in results.items():
             walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-            print(f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f}-{max(walls):.3f} | "
-                  f"{statistics.median(cpus):.3f} |")
+            print(
+                f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f}-{max(walls):.3f} | "
+                f"{statistics.median(cpus):.3f} |"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

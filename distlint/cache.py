@@ -75,14 +75,19 @@ def package_digest(package: Path) -> str:
     reading and hashing distlint's sources."""
     digest = hashlib.blake2b(digest_size=20)
     for directory, subdirectories, files in os.walk(package):
-        subdirectories[:] = sorted(d for d in subdirectories
-                                   if d != "__pycache__" and not (directory == str(package) and d in _NOT_LINT_CODE))
+        subdirectories[:] = sorted(
+            d
+            for d in subdirectories
+            if d != "__pycache__" and not (directory == str(package) and d in _NOT_LINT_CODE)
+        )
         for name in sorted(files):
             if name.endswith(".py"):
                 path = os.path.join(directory, name)
                 stat = os.stat(path)
-                digest.update(f"{os.path.relpath(path, package)}|{stat.st_mtime_ns}|{stat.st_ctime_ns}|"
-                              f"{stat.st_size}|{stat.st_ino}\0".encode())
+                digest.update(
+                    f"{os.path.relpath(path, package)}|{stat.st_mtime_ns}|{stat.st_ctime_ns}|"
+                    f"{stat.st_size}|{stat.st_ino}\0".encode()
+                )
     return digest.hexdigest()
 
 
@@ -113,7 +118,9 @@ class Cache:
         key = self._settings.get(config)
         if key is None:
             text = f"{source_fingerprint()}|{config.fingerprint()}"
-            key = self._settings[config] = hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+            key = self._settings[config] = hashlib.blake2b(
+                text.encode(), digest_size=20
+            ).hexdigest()
         self._last_settings = (config, key)
         return key
 
@@ -150,7 +157,9 @@ class Cache:
             self._indexes[settings] = index
         return index
 
-    def lookup_stat(self, config: Config, path: str, absolute: str, stat: "FileStat") -> Optional[FileResult]:
+    def lookup_stat(
+        self, config: Config, path: str, absolute: str, stat: "FileStat"
+    ) -> Optional[FileResult]:
         """The result recorded for ``path`` (``absolute``: its absolute path) if its stat is
         exactly the one recorded with it."""
         row = self._index(self.settings_key(config)).get(_index_name(path, absolute))
@@ -161,11 +170,17 @@ class Cache:
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def remember(self, config: Config, path: str, absolute: str, stat: "FileStat", result: FileResult) -> None:
+    def remember(
+        self, config: Config, path: str, absolute: str, stat: "FileStat", result: FileResult
+    ) -> None:
         """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
         settings = self.settings_key(config)
-        row = [stat.key if stat.settled else None, _finding_rows(result), result.error,
-               _recorded_dependencies(result)]
+        row = [
+            stat.key if stat.settled else None,
+            _finding_rows(result),
+            result.error,
+            _recorded_dependencies(result),
+        ]
         index = self._index(settings)
         name = _index_name(path, absolute)
         if index.get(name) != row:
@@ -193,8 +208,11 @@ class Cache:
         # this, every upgrade or --select variant would leave an index file behind for good.
         try:
             with os.scandir(self.indexes) as scan:
-                found = [(entry.stat().st_mtime_ns, entry.path) for entry in scan
-                         if entry.name.endswith(".json") and entry.is_file()]
+                found = [
+                    (entry.stat().st_mtime_ns, entry.path)
+                    for entry in scan
+                    if entry.name.endswith(".json") and entry.is_file()
+                ]
         except OSError:
             return
         for _, path in sorted(found, reverse=True)[INDEXES_KEPT:]:
@@ -210,9 +228,14 @@ class Cache:
         self.entries.mkdir(parents=True, exist_ok=True)
         self.indexes.mkdir(exist_ok=True)
         # Keep the cache out of version control even where .gitignore does not list it.
-        for name, text in ((".gitignore", "# Created by distlint.\n*\n"),
-                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
-                                            "# This file is a cache directory tag created by distlint.\n")):
+        for name, text in (
+            (".gitignore", "# Created by distlint.\n*\n"),
+            (
+                "CACHEDIR.TAG",
+                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by distlint.\n",
+            ),
+        ):
             try:
                 with open(self.directory / name, "x") as handle:
                     handle.write(text)
@@ -222,8 +245,12 @@ class Cache:
 
     def store(self, path: str, key: str, result: FileResult) -> None:
         """Record ``result`` for ``path``; failures only disable writing, never the run."""
-        entry = {"key": key, "findings": _finding_rows(result), "error": result.error,
-                 "depends": _recorded_dependencies(result)}
+        entry = {
+            "key": key,
+            "findings": _finding_rows(result),
+            "error": result.error,
+            "depends": _recorded_dependencies(result),
+        }
         self._write_atomically(self._entry_path(path), entry)
 
     def _write_atomically(self, target: "str | Path", data: Any) -> None:
@@ -233,7 +260,9 @@ class Cache:
         tmp_name = ""
         try:
             self._prepare()
-            fd, tmp_name = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target))
+            fd, tmp_name = tempfile.mkstemp(
+                prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target)
+            )
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(data, handle, separators=(",", ":"))
             os.replace(tmp_name, target)
@@ -271,8 +300,10 @@ def _recorded_dependencies(result: FileResult) -> Dict[str, Optional[List[int]]]
     """``result.depends_on`` as stored: a file that changed within :data:`RACY_WINDOW_NS` of
     now gets a key no stat matches (an edit within the timestamp granularity could keep its stat)."""
     now = time.time_ns()
-    return {path: key if key is None or now - max(key[0], key[1]) > RACY_WINDOW_NS else _UNTRUSTED
-            for path, key in result.depends_on.items()}
+    return {
+        path: key if key is None or now - max(key[0], key[1]) > RACY_WINDOW_NS else _UNTRUSTED
+        for path, key in result.depends_on.items()
+    }
 
 
 def dependencies_unchanged(depends: Dict[str, Optional[List[int]]]) -> bool:
@@ -295,7 +326,10 @@ def _index_name(path: str, absolute: str) -> str:
 
 
 def _finding_rows(result: FileResult) -> List[List[Any]]:
-    return [[f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col] for f in result.findings]
+    return [
+        [f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col]
+        for f in result.findings
+    ]
 
 
 def _result(path: str, rows: List[List[Any]], error: Any, depends: Any) -> FileResult:
@@ -304,6 +338,8 @@ def _result(path: str, rows: List[List[Any]], error: Any, depends: Any) -> FileR
         raise TypeError("malformed error")
     if not isinstance(depends, dict):
         raise TypeError("malformed dependencies")
-    findings = [Finding(path, line, col, code, name, message, bool(fixable), end_line, end_col)
-                for line, col, code, name, message, fixable, end_line, end_col in rows]
+    findings = [
+        Finding(path, line, col, code, name, message, bool(fixable), end_line, end_col)
+        for line, col, code, name, message, fixable, end_line, end_col in rows
+    ]
     return FileResult(path, findings, error, depends)

@@ -53,45 +53,91 @@ def _positive_int(text: str) -> int:
 
 def build_parser(with_migrate: bool = False) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="distlint", description="Lint, migrate and run PyTorch-style distributed test suites.",
+        prog="distlint",
+        description="Lint, migrate and run PyTorch-style distributed test suites.",
         # `distlint check @paths.txt` reads one argument per line (lintrunner's {{PATHSFILE}}).
-        fromfile_prefix_chars="@")
+        fromfile_prefix_chars="@",
+    )
     parser.add_argument("--version", action="version", version=f"distlint {distlint.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    check = commands.add_parser("check", help="check test files (the default command)",
-                                description="Check test files with distlint's rules.")
-    check.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                       help="files or directories (default: .); files given here are checked even if "
-                            "they do not match the include globs")
+    check = commands.add_parser(
+        "check",
+        help="check test files (the default command)",
+        description="Check test files with distlint's rules.",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="files or directories (default: .); files given here are checked even if "
+        "they do not match the include globs",
+    )
     mode = check.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help="apply safe autofixes in place")
-    mode.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    check.add_argument("--select", action="append", metavar="CODES",
-                       help="only these codes or prefixes, comma-separated (e.g. DL1,DL201); replaces the "
-                            "config's select and ignore")
-    check.add_argument("--ignore", action="append", metavar="CODES",
-                       help="also ignore these codes or prefixes, comma-separated")
-    check.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
-    check.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
-                       help="worker processes (default: the CPUs available)")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write .distlint_cache")
-    check.add_argument("--cache-dir", default=os.environ.get("DISTLINT_CACHE_DIR"), metavar="DIR",
-                       help="cache directory (default: .distlint_cache at the project root, "
-                            "or $DISTLINT_CACHE_DIR)")
-    check.add_argument("--statistics", action="store_true", help="show the number of findings per rule")
+    mode.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+    check.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only these codes or prefixes, comma-separated (e.g. DL1,DL201); replaces the "
+        "config's select and ignore",
+    )
+    check.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="also ignore these codes or prefixes, comma-separated",
+    )
+    check.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    check.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: the CPUs available)",
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .distlint_cache"
+    )
+    check.add_argument(
+        "--cache-dir",
+        default=os.environ.get("DISTLINT_CACHE_DIR"),
+        metavar="DIR",
+        help="cache directory (default: .distlint_cache at the project root, "
+        "or $DISTLINT_CACHE_DIR)",
+    )
+    check.add_argument(
+        "--statistics", action="store_true", help="show the number of findings per rule"
+    )
 
-    rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation",
-                                description="List the rules, or show one rule's documentation.")
+    rules = commands.add_parser(
+        "rules",
+        help="list the rules, or show one rule's documentation",
+        description="List the rules, or show one rule's documentation.",
+    )
     rules.add_argument("code", nargs="?", metavar="CODE", help="a rule code, e.g. DL101")
-    rules.add_argument("--format", choices=("text", "markdown"), default="text",
-                       help="markdown: docs/rules.md's generated part (the rules table, then every rule's "
-                            "documentation); with CODE, that rule's section")
+    rules.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="markdown: docs/rules.md's generated part (the rules table, then every rule's "
+        "documentation); with CODE, that rule's section",
+    )
 
-    migrate = commands.add_parser("migrate", help="move eligible tests into continuous-test classes",
-                                  description="Move eligible tests into continuous-test classes.",
-                                  add_help=not with_migrate)
+    migrate = commands.add_parser(
+        "migrate",
+        help="move eligible tests into continuous-test classes",
+        description="Move eligible tests into continuous-test classes.",
+        add_help=not with_migrate,
+    )
     if with_migrate:
         from distlint.codemods.cli import configure_parser
 
@@ -124,6 +170,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 # -- check -------------------------------------------------------------------------------------
+
 
 class _Progress:
     """``checked N/M files`` on a terminal's stderr, for runs longer than a second."""
@@ -165,9 +212,14 @@ def run_check(args: argparse.Namespace) -> int:
     mode = "fix" if args.fix else "diff" if args.diff else "check"
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     options = CheckOptions(
-        paths=args.paths, mode=mode, want_fixes=args.format == "lintrunner", overrides=overrides,
-        jobs=args.jobs, use_cache=not args.no_cache,
-        cache_dir=None if args.cache_dir is None else Path(args.cache_dir), progress=progress,
+        paths=args.paths,
+        mode=mode,
+        want_fixes=args.format == "lintrunner",
+        overrides=overrides,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        cache_dir=None if args.cache_dir is None else Path(args.cache_dir),
+        progress=progress,
     )
     try:
         report = check(options)
@@ -213,15 +265,21 @@ def exit_status(report, mode: str = "check", format_name: str = "text") -> int:
 
 # -- rules -------------------------------------------------------------------------------------
 
+
 def rules_table_markdown() -> str:
     """The rules table of README.md and docs/rules.md, generated from the rules themselves."""
     from distlint.rules import all_rules
 
-    lines = ["| Code | Name | Autofix | Default | What it checks |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "| Code | Name | Autofix | Default | What it checks |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for rule in all_rules():
         summary = rule.summary().replace("|", "\\|")
-        lines.append(f"| {rule.code} | `{rule.name}` | {'yes' if rule.fixable else 'no'} | "
-                     f"{'on' if rule.default_enabled else 'off'} | {summary} |")
+        lines.append(
+            f"| {rule.code} | `{rule.name}` | {'yes' if rule.fixable else 'no'} | "
+            f"{'on' if rule.default_enabled else 'off'} | {summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -229,11 +287,21 @@ def _rules_table_text() -> str:
     from distlint.rules import all_rules
 
     rows = [("CODE", "NAME", "AUTOFIX", "DEFAULT", "SUMMARY")]
-    rows += [(r.code, r.name, "yes" if r.fixable else "no", "on" if r.default_enabled else "off", r.summary())
-             for r in all_rules()]
+    rows += [
+        (
+            r.code,
+            r.name,
+            "yes" if r.fixable else "no",
+            "on" if r.default_enabled else "off",
+            r.summary(),
+        )
+        for r in all_rules()
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] + "\n"
-                   for row in rows)
+    return "".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] + "\n"
+        for row in rows
+    )
 
 
 def _demote_headings(markdown: str) -> str:
@@ -261,23 +329,32 @@ def rules_reference_markdown() -> str:
 
 
 def _rule_facts(rule) -> str:
-    return (f"Autofix: {'yes' if rule.fixable else 'no'}. "
-            f"Default: {'on' if rule.default_enabled else 'off (enable with --select ' + rule.code + ')'}.")
+    return (
+        f"Autofix: {'yes' if rule.fixable else 'no'}. "
+        f"Default: {'on' if rule.default_enabled else 'off (enable with --select ' + rule.code + ')'}."
+    )
 
 
 def run_rules(args: argparse.Namespace) -> int:
     from distlint.rules import rules_by_code
 
     if args.code is None:
-        sys.stdout.write(rules_reference_markdown() if args.format == "markdown" else _rules_table_text())
+        sys.stdout.write(
+            rules_reference_markdown() if args.format == "markdown" else _rules_table_text()
+        )
         return EXIT_CLEAN
     rule = rules_by_code().get(args.code.strip().upper())
     if rule is None:
-        print(f"distlint: error: unknown rule {args.code!r} (`distlint rules` lists them)", file=sys.stderr)
+        print(
+            f"distlint: error: unknown rule {args.code!r} (`distlint rules` lists them)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.format == "markdown":
         sys.stdout.write(rule_markdown(rule))
     else:
         header = f"{rule.code} {rule.name}"
-        sys.stdout.write(f"{header}\n{'=' * len(header)}\n{_rule_facts(rule)}\n\n{rule.documentation()}\n")
+        sys.stdout.write(
+            f"{header}\n{'=' * len(header)}\n{_rule_facts(rule)}\n\n{rule.documentation()}\n"
+        )
     return EXIT_CLEAN

@@ -58,23 +58,31 @@ class Config:
 
     # -- construction ------------------------------------------------------------------
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], source: str = "<config>", base: Optional["Config"] = None) -> "Config":
+    def from_table(
+        cls, table: Mapping[str, Any], source: str = "<config>", base: Optional["Config"] = None
+    ) -> "Config":
         """Validate a ``[tool.distlint]`` table (kebab-case keys) on top of ``base``."""
         known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
         values: dict = {}
         for key, value in table.items():
             if key not in known:
-                raise ConfigError(f"{source}: error: unknown key '{key}' in [tool.distlint] "
-                                  f"(known: {', '.join(sorted(known))})")
+                raise ConfigError(
+                    f"{source}: error: unknown key '{key}' in [tool.distlint] "
+                    f"(known: {', '.join(sorted(known))})"
+                )
             values[known[key]] = _validate(key, value, source)
         return replace(base or cls(), source=source, **values)
 
     def fingerprint(self) -> str:
         """A stable text of every setting (not ``source``): part of the cache key."""
-        return repr(tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "source"))
+        return repr(
+            tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "source")
+        )
 
     # -- queries -----------------------------------------------------------------------
-    def enabled_codes(self, all_codes: Iterable[Tuple[str, bool]], path: Optional[str] = None) -> frozenset:
+    def enabled_codes(
+        self, all_codes: Iterable[Tuple[str, bool]], path: Optional[str] = None
+    ) -> frozenset:
         """Codes enabled for ``path`` from ``(code, default_enabled)`` pairs."""
         enabled = set()
         for code, default_on in all_codes:
@@ -96,8 +104,11 @@ def path_matches(path: str, glob: str) -> bool:
             # Already what pathlib would make of it (relative, no empty or "." parts): the same
             # candidates by string operations, without building a path object per suffix (this
             # is asked for every file discovered, and a warm run does little else).
-            return (fnmatch.fnmatch(path, glob) or fnmatch.fnmatch(parts[-1], glob)
-                    or any(fnmatch.fnmatch("/".join(parts[i:]), glob) for i in range(1, len(parts))))
+            return (
+                fnmatch.fnmatch(path, glob)
+                or fnmatch.fnmatch(parts[-1], glob)
+                or any(fnmatch.fnmatch("/".join(parts[i:]), glob) for i in range(1, len(parts)))
+            )
     posix = PurePosixPath(Path(path).as_posix())
     if fnmatch.fnmatch(str(posix), glob) or fnmatch.fnmatch(posix.name, glob):
         return True
@@ -127,7 +138,9 @@ def _compiled_globs(globs: Tuple[str, ...]) -> Callable[[str], bool]:
     def matches(path: str) -> bool:
         if path and path[0] != "/":
             parts = path.split("/")
-            if "" not in parts and "." not in parts:  # path_matches' fast case, decided the same way
+            if (
+                "" not in parts and "." not in parts
+            ):  # path_matches' fast case, decided the same way
                 return pattern.match(path) is not None
         return any(path_matches(path, glob) for glob in globs)
 
@@ -136,7 +149,9 @@ def _compiled_globs(globs: Tuple[str, ...]) -> Callable[[str], bool]:
 
 def _validate(key: str, value: Any, source: str) -> Any:
     def bad(expected: str) -> ConfigError:
-        return ConfigError(f"{source}: error: [tool.distlint] '{key}' must be {expected}, got {value!r}")
+        return ConfigError(
+            f"{source}: error: [tool.distlint] '{key}' must be {expected}, got {value!r}"
+        )
 
     if key == "require-main":
         if value not in REQUIRE_MAIN_CHOICES:
@@ -170,8 +185,10 @@ def _is_code(code: str) -> bool:
 def _check_codes(key: str, codes: Sequence[str], source: str) -> Sequence[str]:
     for code in codes:
         if not _is_code(code):
-            raise ConfigError(f"{source}: error: [tool.distlint] '{key}' has '{code}', "
-                              "not a rule code or prefix such as 'DL1' or 'DL201'")
+            raise ConfigError(
+                f"{source}: error: [tool.distlint] '{key}' has '{code}', "
+                "not a rule code or prefix such as 'DL1' or 'DL201'"
+            )
     return codes
 
 
@@ -236,7 +253,9 @@ class Overrides:
         """Check command-line codes like the config keys (raises :class:`ConfigError`)."""
         for code in codes:
             if not _is_code(code):
-                raise ConfigError(f"error: {option} has '{code}', not a rule code or prefix such as 'DL1' or 'DL201'")
+                raise ConfigError(
+                    f"error: {option} has '{code}', not a rule code or prefix such as 'DL1' or 'DL201'"
+                )
         return tuple(codes)
 
 
@@ -285,6 +304,8 @@ class ConfigResolver:
     def _load(self, pyproject: Path) -> ResolvedConfig:
         found = self._by_pyproject.get(pyproject)
         if found is None:
-            found = ResolvedConfig(self.overrides.apply(_load_pyproject(pyproject)), pyproject.parent)
+            found = ResolvedConfig(
+                self.overrides.apply(_load_pyproject(pyproject)), pyproject.parent
+            )
             self._by_pyproject[pyproject] = found
         return found

@@ -17,9 +17,12 @@ def code_of(node: cst.CSTNode) -> str:
 
 def is_string_statement(statement: cst.BaseStatement) -> bool:
     """A line that is only a string literal: it does nothing (a docstring when it comes first)."""
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def docstring_statement(body: Sequence[cst.BaseStatement]) -> Optional[cst.BaseStatement]:
@@ -78,7 +81,9 @@ class ReplaceNodes(cst.CSTTransformer):
 
 def is_literal(node: cst.BaseExpression) -> bool:
     """A number, string, True/False/None (signed), or a tuple/list of those."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+    if isinstance(
+        node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
+    ):
         return True
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")

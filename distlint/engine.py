@@ -109,6 +109,7 @@ class CheckReport:
 
 # -- work done per file (in a worker or in this process) ---------------------------------------
 
+
 @dataclass
 class _Task:
     path: str
@@ -141,7 +142,9 @@ def _check_one(task: _Task) -> _TaskResult:
         first = lint_source(task.source, task.path, task.config, screened=screened)
     except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the other files
         message = f"{task.path}: error: internal error in distlint: {type(exc).__name__}: {exc}"
-        return _TaskResult(task.path, FileResult(task.path, error=message.splitlines()[0]), internal_error=True)
+        return _TaskResult(
+            task.path, FileResult(task.path, error=message.splitlines()[0]), internal_error=True
+        )
     result = _TaskResult(task.path, first)
     if not task.want_fix or first.error or not any(f.fixable for f in first.findings):
         return result
@@ -151,7 +154,9 @@ def _check_one(task: _Task) -> _TaskResult:
         result.fix_error = f"{task.path}: error: fix not applied: {exc}"
         return result
     except Exception as exc:  # noqa: BLE001
-        result.fix_error = f"{task.path}: error: fix not applied: internal error: {type(exc).__name__}: {exc}"
+        result.fix_error = (
+            f"{task.path}: error: fix not applied: internal error: {type(exc).__name__}: {exc}"
+        )
         result.internal_error = True
         return result
     if fixed.error:
@@ -173,7 +178,9 @@ def _pool_context():  # -> multiprocessing.context.BaseContext (imported only wh
     return multiprocessing.get_context("spawn")
 
 
-def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallback]) -> Tuple[List[_TaskResult], int]:
+def _run_tasks(
+    tasks: List[_Task], jobs: int, progress: Optional[ProgressCallback]
+) -> Tuple[List[_TaskResult], int]:
     """Run ``tasks``; return the results and how many worker processes were used."""
     total = len(tasks)
     workers = min(jobs, total // MIN_FILES_PER_WORKER) if total >= MIN_FILES_FOR_POOL else 1
@@ -194,7 +201,9 @@ def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallbac
 
     # Largest files first: the slowest files start early instead of finishing last.
     ordered = sorted(tasks, key=lambda task: len(task.source), reverse=True)
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=_pool_context()
+    ) as pool:
         futures = {pool.submit(_check_one, task): task for task in ordered}
         try:
             for future in concurrent.futures.as_completed(futures):
@@ -205,12 +214,19 @@ def _run_tasks(tasks: List[_Task], jobs: int, progress: Optional[ProgressCallbac
             done = {result.path for result in results}
             for task in ordered:
                 if task.path not in done:
-                    message = f"{task.path}: error: internal error in distlint: a worker process died"
-                    results.append(_TaskResult(task.path, FileResult(task.path, error=message), internal_error=True))
+                    message = (
+                        f"{task.path}: error: internal error in distlint: a worker process died"
+                    )
+                    results.append(
+                        _TaskResult(
+                            task.path, FileResult(task.path, error=message), internal_error=True
+                        )
+                    )
     return results, workers
 
 
 # -- orchestration -----------------------------------------------------------------------------
+
 
 def default_jobs() -> int:
     """The CPUs this process may run on (a container's CPU set, not the host's count)."""
@@ -269,7 +285,9 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
     found = discover(options.paths, resolver)
     cache: Optional[Cache] = None
     if options.use_cache:
-        cache = Cache(options.cache_dir or cache_root(options.paths, resolver) / CACHE_DIRECTORY_NAME)
+        cache = Cache(
+            options.cache_dir or cache_root(options.paths, resolver) / CACHE_DIRECTORY_NAME
+        )
     want_fix = options.mode in ("fix", "diff") or options.want_fixes
 
     outcomes: Dict[str, FileOutcome] = {}
@@ -292,10 +310,14 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
             outcomes[target.path] = FileOutcome(target.path, FileResult(target.path, error=error))
             continue
         if cache is not None:
-            key = keys[target.path] = cache.entry_key(target.config, target.path, content_digest(source))
+            key = keys[target.path] = cache.entry_key(
+                target.config, target.path, content_digest(source)
+            )
             cached = cache.load(target.path, key)
             if cached is not None:
-                cache.remember(target.config, target.path, target.absolute, stats[target.path], cached)
+                cache.remember(
+                    target.config, target.path, target.absolute, stats[target.path], cached
+                )
             if cached is not None and not (want_fix and any(f.fixable for f in cached.findings)):
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
@@ -312,14 +334,17 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result.first)
             target = targets[result.path]
-            cache.remember(target.config, result.path, target.absolute, stats[result.path], result.first)
+            cache.remember(
+                target.config, result.path, target.absolute, stats[result.path], result.first
+            )
     if options.mode == "fix":
         _write_fixes(outcomes.values(), targets, cache)
     if cache is not None:
         cache.save_indexes()
     if cache is not None and cache.write_failed:
-        found.diagnostics.append(Diagnostic(str(cache.directory), f"cache not written: {cache.write_failed}",
-                                            "warning"))
+        found.diagnostics.append(
+            Diagnostic(str(cache.directory), f"cache not written: {cache.write_failed}", "warning")
+        )
     ordered = [outcomes[path] for path in sorted(outcomes)]
     for outcome in ordered:
         outcome.result.findings.sort(key=Finding.sort_key)
@@ -327,14 +352,24 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
 
 
 def _outcome(result: _TaskResult, source: bytes, mode: str) -> FileOutcome:
-    outcome = FileOutcome(result.path, result.first, fix_error=result.fix_error, internal_error=result.internal_error)
+    outcome = FileOutcome(
+        result.path, result.first, fix_error=result.fix_error, internal_error=result.internal_error
+    )
     if result.fixed is not None:
-        outcome.original, outcome.fixed, outcome.fixed_count = source, result.fixed, result.fixed_count
+        outcome.original, outcome.fixed, outcome.fixed_count = (
+            source,
+            result.fixed,
+            result.fixed_count,
+        )
         if mode == "fix":
             # Reported findings are those left once the fixes are in; restored if the write fails.
             outcome.unfixed = result.first
-            outcome.result = FileResult(result.path, list(result.remaining or []), result.first.error,
-                                        result.first.depends_on)
+            outcome.result = FileResult(
+                result.path,
+                list(result.remaining or []),
+                result.first.error,
+                result.first.depends_on,
+            )
     return outcome
 
 
@@ -355,4 +390,6 @@ def _write_fixes(outcomes, targets: Dict[str, Target], cache: Optional[Cache]) -
             target = targets[outcome.path]
             key = cache.entry_key(target.config, outcome.path, content_digest(outcome.fixed))
             cache.store(outcome.path, key, outcome.result)
-            cache.forget(target.config, outcome.path, target.absolute)  # rewritten: the next run checks its bytes
+            cache.forget(
+                target.config, outcome.path, target.absolute
+            )  # rewritten: the next run checks its bytes

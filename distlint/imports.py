@@ -56,7 +56,9 @@ class ImportChanges:
         """Remove the import if nothing in the edited module uses it any more."""
         from libcst.codemod.visitors import RemoveImportsVisitor
 
-        RemoveImportsVisitor.remove_unused_import(self._removals, spec.module, spec.obj, spec.asname)
+        RemoveImportsVisitor.remove_unused_import(
+            self._removals, spec.module, spec.obj, spec.asname
+        )
         return self
 
     def remove_used_by(self, node: "cst.CSTNode") -> "ImportChanges":
@@ -74,7 +76,9 @@ class ImportChanges:
 
         if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
             module = module.visit(AddImportsVisitor(self._additions))
-        scheduled: List[_Scheduled] = self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])
+        scheduled: List[_Scheduled] = self._removals.scratch.get(
+            RemoveImportsVisitor.CONTEXT_KEY, []
+        )
         for batch in _removal_batches(list(dict.fromkeys(scheduled))):
             # RemoveImportsVisitor reads the metadata of the module it transforms through its context.
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)

@@ -28,7 +28,14 @@ from distlint.metadata import node_spans
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
 from distlint.screening import Screened, screen_file
-from distlint.source import FileContext, PreScreen, decode_source, parse, source_lines, verify_python
+from distlint.source import (
+    FileContext,
+    PreScreen,
+    decode_source,
+    parse,
+    source_lines,
+    verify_python,
+)
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
 _DISTLINT_IGNORE = re.compile(r"#\s*distlint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
@@ -36,14 +43,17 @@ _MODULE_HOOKS = frozenset({"visit_Module", "leave_Module"})
 MAX_FIX_PASSES = 8
 
 
-def enabled_rules(config: Config, path: str, rules: Optional[Sequence[Type[LintRule]]] = None) -> List[Type[LintRule]]:
+def enabled_rules(
+    config: Config, path: str, rules: Optional[Sequence[Type[LintRule]]] = None
+) -> List[Type[LintRule]]:
     rules = all_rules() if rules is None else rules
     codes = config.enabled_codes(((r.code, r.default_enabled) for r in rules), path)
     return [rule for rule in rules if rule.code in codes]
 
 
-def _run_rules(module: cst.Module, path: str, config: Config,
-               rules: Sequence[Type[LintRule]]) -> Tuple[FileContext, List[Report]]:
+def _run_rules(
+    module: cst.Module, path: str, config: Config, rules: Sequence[Type[LintRule]]
+) -> Tuple[FileContext, List[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
@@ -77,7 +87,9 @@ def _suppressed(line_text: str, code: str) -> bool:
     return False
 
 
-def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, text: str) -> List[Optional[Finding]]:
+def _locate(
+    wrapper: MetadataWrapper, reports: List[Report], path: str, text: str
+) -> List[Optional[Finding]]:
     """Findings for ``reports`` in the same order; ``None`` for a suppressed report (``text``:
     the decoded source the module was parsed from)."""
     if not reports:
@@ -96,20 +108,38 @@ def _locate(wrapper: MetadataWrapper, reports: List[Report], path: str, text: st
         if _suppressed(text, report.rule.code):
             located.append(None)
             continue
-        located.append(Finding(path, line, col, report.rule.code, report.rule.name, report.message,
-                               report.fix is not None, end_line, end_col + 1))
+        located.append(
+            Finding(
+                path,
+                line,
+                col,
+                report.rule.code,
+                report.rule.name,
+                report.message,
+                report.fix is not None,
+                end_line,
+                end_col + 1,
+            )
+        )
     return located
 
 
-def screen_rules(source: bytes, path: str, rules: Sequence[Type[LintRule]], config: Config) -> List[Type[LintRule]]:
+def screen_rules(
+    source: bytes, path: str, rules: Sequence[Type[LintRule]], config: Config
+) -> List[Type[LintRule]]:
     """The rules that may report in this file according to the cheap pre-screen."""
     screen = PreScreen(source, path)
     return [rule for rule in rules if rule.may_report(screen, config)]
 
 
-def lint_source(source: bytes, path: str, config: Config,
-                rules: Optional[Sequence[Type[LintRule]]] = None, prescreen: bool = True,
-                screened: Optional[Screened] = None) -> FileResult:
+def lint_source(
+    source: bytes,
+    path: str,
+    config: Config,
+    rules: Optional[Sequence[Type[LintRule]]] = None,
+    prescreen: bool = True,
+    screened: Optional[Screened] = None,
+) -> FileResult:
     """Lint one file's bytes with the enabled ``rules`` (default: all rules).
 
     ``screened``: the file's :func:`distlint.screening.screen_file` result when the caller
@@ -124,8 +154,11 @@ def lint_source(source: bytes, path: str, config: Config,
         module = parse(source, path)
         context, reports = _run_rules(module, path, config, active)
         located = _locate(context.wrapper, reports, path, screened.text)
-        return FileResult(path, sorted((f for f in located if f is not None), key=Finding.sort_key),
-                          depends_on=context.depends_on)
+        return FileResult(
+            path,
+            sorted((f for f in located if f is not None), key=Finding.sort_key),
+            depends_on=context.depends_on,
+        )
     except ValueError as exc:
         return FileResult(path, error=f"{path}: error: {exc}")
     except RecursionError:
@@ -133,6 +166,7 @@ def lint_source(source: bytes, path: str, config: Config,
 
 
 # -- fixes ---------------------------------------------------------------------------------
+
 
 def _non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> List[Fix]:
     """Fixes whose edited nodes neither coincide nor nest; the rest wait for the next pass."""
@@ -176,8 +210,13 @@ class FixResult:
     error: Optional[str] = None
 
 
-def fix_source(source: bytes, path: str, config: Config,
-               rules: Optional[Sequence[Type[LintRule]]] = None, first: Optional[FileResult] = None) -> FixResult:
+def fix_source(
+    source: bytes,
+    path: str,
+    config: Config,
+    rules: Optional[Sequence[Type[LintRule]]] = None,
+    first: Optional[FileResult] = None,
+) -> FixResult:
     """Apply fixes until a fixed point (at most ``MAX_FIX_PASSES`` passes).
 
     The result is re-parsed by libcst and ``compile()``d; code that does not is never
@@ -213,5 +252,6 @@ def fix_source(source: bytes, path: str, config: Config,
     except ValueError as exc:
         return FixResult(path, None, first.findings, 0, f"{path}: error: fix not applied: {exc}")
     final = lint_source(current, path, config, rules)
-    return FixResult(path, current if current != source else None, final.findings, fixed_count, final.error)
-
+    return FixResult(
+        path, current if current != source else None, final.findings, fixed_count, final.error
+    )

@@ -72,8 +72,13 @@ class _OffsetCodegenState(CodegenState):
         if key not in self.ranges:  # a syntactic range, recorded first, wins
             self.ranges[key] = (start, self.offset)
 
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> "_SyntacticRange":
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> "_SyntacticRange":
         return _SyntacticRange(self, node, start_node, end_node)
 
 
@@ -83,8 +88,13 @@ class _SyntacticRange:
 
     __slots__ = ("state", "node", "start_node", "end_node", "start")
 
-    def __init__(self, state: _OffsetCodegenState, node: cst.CSTNode, start_node: Optional[cst.CSTNode],
-                 end_node: Optional[cst.CSTNode]) -> None:
+    def __init__(
+        self,
+        state: _OffsetCodegenState,
+        node: cst.CSTNode,
+        start_node: Optional[cst.CSTNode],
+        end_node: Optional[cst.CSTNode],
+    ) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
@@ -105,8 +115,9 @@ def _line_starts(code: str) -> List[int]:
     return [match.end() for match in _NEWLINE.finditer(code)]
 
 
-def _spans(ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str,
-           base: int = 0) -> Dict[cst.CSTNode, Span]:
+def _spans(
+    ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str, base: int = 0
+) -> Dict[cst.CSTNode, Span]:
     line_starts = _line_starts(code)
 
     def line_column(offset: int) -> Tuple[int, int]:
@@ -121,12 +132,16 @@ def _spans(ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], co
 
 
 def _codegen(node: cst.CSTNode, module: cst.Module) -> _OffsetCodegenState:
-    state = _OffsetCodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = _OffsetCodegenState(
+        default_indent=module.default_indent, default_newline=module.default_newline
+    )
     node._codegen(state)
     return state
 
 
-def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], code: Optional[str] = None) -> Dict[cst.CSTNode, Span]:
+def node_spans(
+    module: cst.Module, nodes: Iterable[cst.CSTNode], code: Optional[str] = None
+) -> Dict[cst.CSTNode, Span]:
     """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them.
 
     ``code``, when given, must be ``module``'s code (the decoded source it was parsed from):
@@ -142,7 +157,9 @@ def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], code: Optional[
     return _spans(state.ranges, wanted, "".join(state.tokens) + state.popped)
 
 
-def _spans_by_statement(module: cst.Module, wanted: List[cst.CSTNode], code: str) -> Optional[Dict[cst.CSTNode, Span]]:
+def _spans_by_statement(
+    module: cst.Module, wanted: List[cst.CSTNode], code: str
+) -> Optional[Dict[cst.CSTNode, Span]]:
     """The spans from code generation of only the top-level statements that hold ``wanted``
     nodes; ``None`` where that cannot be sure (then the whole module is generated).
 

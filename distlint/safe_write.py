@@ -26,7 +26,9 @@ def write_python_atomically(path: Union[str, Path], content: bytes) -> None:
     try:
         verify_python(content, str(target))
     except ValueError as exc:
-        raise WriteError(f"{target}: error: not written, the result is not valid Python: {exc}") from None
+        raise WriteError(
+            f"{target}: error: not written, the result is not valid Python: {exc}"
+        ) from None
     # Write through symlinks to the real file, as an editor would.
     real = Path(os.path.realpath(target))
     try:
@@ -38,7 +40,9 @@ def write_python_atomically(path: Union[str, Path], content: bytes) -> None:
         raise WriteError(f"{target}: error: file is read-only, not modified")
     fd, tmp_name = -1, ""
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".distlint-tmp", dir=real.parent)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{real.name}.", suffix=".distlint-tmp", dir=real.parent
+        )
         with os.fdopen(fd, "wb") as handle:
             fd = -1
             handle.write(content)

@@ -36,8 +36,13 @@ class Screened:
     screen: Optional[PreScreen] = field(default=None, repr=False)
 
 
-def screen_file(source: bytes, path: str, config: "Config",
-                rules: Optional[Sequence[Type["LintRule"]]] = None, prescreen: bool = True) -> Screened:
+def screen_file(
+    source: bytes,
+    path: str,
+    config: "Config",
+    rules: Optional[Sequence[Type["LintRule"]]] = None,
+    prescreen: bool = True,
+) -> Screened:
     """Screen one file's bytes for the enabled ``rules`` (default: every rule of the table)."""
     candidates = RULE_SCREENS if rules is None else rules
     enabled = config.enabled_codes(((r.code, r.default_enabled) for r in candidates), path)
@@ -49,14 +54,19 @@ def screen_file(source: bytes, path: str, config: "Config",
         return Screened(path, FileResult(path))
     screen = PreScreen(source, path)
     try:
-        codes = tuple(r.code for r in candidates
-                      if r.code in enabled and (not prescreen or r.may_report(screen, config)))
+        codes = tuple(
+            r.code
+            for r in candidates
+            if r.code in enabled and (not prescreen or r.may_report(screen, config))
+        )
         # A file no rule needs to parse still gets its syntax checked, with the stdlib
         # parser (10x libcst's speed; rules' pre-screens have usually parsed it already).
         if not codes and screen.ast_module is None:
             return Screened(path, FileResult(path, error=f"{path}: error: {screen.syntax_error}"))
     except RecursionError:
-        return Screened(path, FileResult(path, error=f"{path}: error: file too deeply nested to analyse"))
+        return Screened(
+            path, FileResult(path, error=f"{path}: error: file too deeply nested to analyse")
+        )
     if not codes:
         return Screened(path, FileResult(path))
     return Screened(path, None, text, codes, screen)

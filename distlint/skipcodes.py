@@ -31,7 +31,9 @@ PYTORCH_SKIPS: Dict[str, SkipCode] = {
     "nccl": SkipCode(76, "c10d not compiled with NCCL support"),
     "skipIfRocm": SkipCode(78, "Test skipped for ROCm"),
     "no_peer_access": SkipCode(79, "Test skipped because no GPU peer access"),
-    "generic": SkipCode(86, "Test skipped at subprocess level, look at subprocess log for skip reason"),
+    "generic": SkipCode(
+        86, "Test skipped at subprocess level, look at subprocess log for skip reason"
+    ),
     "importerror": SkipCode(88, "Test skipped due to missing import"),
     "no_accelerator": SkipCode(89, "accelerator is not available."),
 }

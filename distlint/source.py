@@ -134,11 +134,15 @@ def parse(source: bytes, path: str) -> "cst.Module":
         try:
             ast.parse(source, path)
         except SyntaxError as precise:
-            raise ValueError(f"syntax error at {precise.lineno}:{precise.offset or 1}: {precise.msg}") from None
+            raise ValueError(
+                f"syntax error at {precise.lineno}:{precise.offset or 1}: {precise.msg}"
+            ) from None
         except (ValueError, RecursionError, MemoryError):
             pass
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
-        raise ValueError(f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {message}") from None
+        raise ValueError(
+            f"syntax error at {exc.raw_line}:{exc.raw_column + 1}: {message}"
+        ) from None
 
 
 def verify_python(source: bytes, path: str) -> None:

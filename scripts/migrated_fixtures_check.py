@@ -41,7 +41,9 @@ def by_outcome(outcomes: Mapping[str, str], renamed: Mapping[str, str]) -> Dict[
     return found
 
 
-def compare(original: Mapping[str, str], migrated: Mapping[str, str], renamed: Mapping[str, str]) -> List[str]:
+def compare(
+    original: Mapping[str, str], migrated: Mapping[str, str], renamed: Mapping[str, str]
+) -> List[str]:
     """What differs between an original's and a migrated file's outcomes (empty: the same)."""
     problems = []
     before, after = by_outcome(original, {}), by_outcome(migrated, renamed)
@@ -53,18 +55,33 @@ def compare(original: Mapping[str, str], migrated: Mapping[str, str], renamed: M
             problems.append(f"{name} had {bad}")
     for outcome in ("passed", "skipped"):
         if before.get(outcome, Counter()) != after.get(outcome, Counter()):
-            problems.append(f"{outcome} differ: original {sorted(before.get(outcome, ()))}, "
-                            f"migrated {sorted(after.get(outcome, ()))}")
+            problems.append(
+                f"{outcome} differ: original {sorted(before.get(outcome, ()))}, "
+                f"migrated {sorted(after.get(outcome, ()))}"
+            )
     return problems
 
 
 def run(script: Path, fast_start: bool) -> Dict[str, str]:
     report = script.with_suffix(".outcomes.jsonl")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, str(ROOT / "tests" / "outcome_recorder.py"),
-               *([FAST_START_FLAG] if fast_start else []), str(report), script.name]
-    subprocess.run(command, cwd=script.parent, env=env, timeout=RUN_TIMEOUT_S,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    command = [
+        sys.executable,
+        str(ROOT / "tests" / "outcome_recorder.py"),
+        *([FAST_START_FLAG] if fast_start else []),
+        str(report),
+        script.name,
+    ]
+    subprocess.run(
+        command,
+        cwd=script.parent,
+        env=env,
+        timeout=RUN_TIMEOUT_S,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return read_outcomes(report)
 
 
@@ -83,7 +100,9 @@ def check(fixture: Path, work: Path) -> List[str]:
         (work / runtime).mkdir()
         (work / runtime / fixture.name).write_bytes(result.migrated)
         renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
-        renamed.update({local_tensor_name(new): local_tensor_name(old) for new, old in list(renamed.items())})
+        renamed.update(
+            {local_tensor_name(new): local_tensor_name(old) for new, old in list(renamed.items())}
+        )
         migrated = run(work / runtime / fixture.name, fast_start=False)
         print(f"{fixture.name} --runtime {runtime}: {dict(Counter(migrated.values()))}")
         problems += [f"{runtime}: {p}" for p in compare(original, migrated, renamed)]
@@ -95,8 +114,12 @@ def main(argv: List[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="distlint-migrated-check-") as directory:
         for name in argv:
             fixture = Path(name) if Path(name).exists() else ROOT / "fixtures" / "migrate" / name
-            problems += [f"{fixture.name}: {p}" for p in check(fixture, Path(directory) / fixture.stem)]
-    print("== migrated fixtures: " + ("OK" if not problems else "FAILED\n  " + "\n  ".join(problems)))
+            problems += [
+                f"{fixture.name}: {p}" for p in check(fixture, Path(directory) / fixture.stem)
+            ]
+    print(
+        "== migrated fixtures: " + ("OK" if not problems else "FAILED\n  " + "\n  ".join(problems))
+    )
     return 1 if problems else 0
 
 

@@ -21,7 +21,9 @@ MISSPELLED_BASE_SOURCE = (
     "        pass\n"
 )
 #: ``MISSPELLED_BASE_SOURCE`` after ``--fix``.
-MISSPELLED_BASE_FIXED = MISSPELLED_BASE_SOURCE.replace("MultiProcContinousTest", "MultiProcContinuousTest")
+MISSPELLED_BASE_FIXED = MISSPELLED_BASE_SOURCE.replace(
+    "MultiProcContinousTest", "MultiProcContinuousTest"
+)
 CLEAN_SOURCE = "import unittest\n\n\nclass TestPlain(unittest.TestCase):\n    def test_one(self):\n        self.assertTrue(True)\n"
 #: A per-test class whose other base comes from ``shared_checks.py`` (written, or not, by the test
 #: next to it): whether that module brings tests decides whether ``test_sum`` can move.

@@ -35,7 +35,9 @@ class Block:
 def between_markers(page: Path, start: str, end: str) -> str:
     """The text between the page's only ``start`` and ``end`` marker lines."""
     text = page.read_text()
-    assert text.count(start) == 1 and text.count(end) == 1, f"{page.name} needs exactly one {start} ... {end}"
+    assert text.count(start) == 1 and text.count(end) == 1, (
+        f"{page.name} needs exactly one {start} ... {end}"
+    )
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
@@ -51,8 +53,15 @@ def blocks(page: Path) -> List[Block]:
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         previous = lines[i - 1].strip() if i else ""
         excerpt = _EXCERPT.match(previous)
-        found.append(Block(page, opening["lang"], textwrap.dedent("\n".join(lines[i + 1:end])) + "\n", i + 1,
-                           excerpt["path"] if excerpt else None))
+        found.append(
+            Block(
+                page,
+                opening["lang"],
+                textwrap.dedent("\n".join(lines[i + 1 : end])) + "\n",
+                i + 1,
+                excerpt["path"] if excerpt else None,
+            )
+        )
         i = end + 1
     return found
 
@@ -80,7 +89,10 @@ def tables(text: str) -> List[List[List[str]]]:
     current: List[List[str]] = []
     for line in text.splitlines() + [""]:
         if line.startswith("|"):
-            cells = [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            cells = [
+                cell.strip().replace("\\|", "|")
+                for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]
+            ]
             if not all(re.fullmatch(r":?-+:?", cell) for cell in cells):
                 current.append(cells)
         elif current:
@@ -101,9 +113,11 @@ def section(text: str, heading: str) -> str:
     lines = text.splitlines()
     start = lines.index(heading)
     level = len(heading) - len(heading.lstrip("#"))
-    end = next((i for i in range(start + 1, len(lines))
-                if re.match(r"^#{1,%d} " % level, lines[i])), len(lines))
-    return "\n".join(lines[start + 1:end])
+    end = next(
+        (i for i in range(start + 1, len(lines)) if re.match(r"^#{1,%d} " % level, lines[i])),
+        len(lines),
+    )
+    return "\n".join(lines[start + 1 : end])
 
 
 def slug(heading: str) -> str:

@@ -45,7 +45,9 @@ def read_outcomes(report: Path) -> Dict[str, str]:
             record = json.loads(line)
             *_, cls, test = record["id"].split(".")
             seen[f"{cls}.{test}"].append(record["outcome"])
-    return {test_id: next(o for o in SEVERITY if o in outcomes) for test_id, outcomes in seen.items()}
+    return {
+        test_id: next(o for o in SEVERITY if o in outcomes) for test_id, outcomes in seen.items()
+    }
 
 
 def install(report: Path) -> None:
@@ -73,9 +75,14 @@ def install(report: Path) -> None:
 
     original_subtest = unittest.TestResult.addSubTest
     unittest.TestResult.addSubTest = add_subtest
-    for name, outcome in (("addSuccess", "passed"), ("addSkip", "skipped"), ("addFailure", "failed"),
-                          ("addError", "error"), ("addExpectedFailure", "passed"),
-                          ("addUnexpectedSuccess", "failed")):
+    for name, outcome in (
+        ("addSuccess", "passed"),
+        ("addSkip", "skipped"),
+        ("addFailure", "failed"),
+        ("addError", "error"),
+        ("addExpectedFailure", "passed"),
+        ("addUnexpectedSuccess", "failed"),
+    ):
         wrap(name, outcome)
 
 

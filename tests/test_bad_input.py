@@ -177,8 +177,10 @@ def _leftovers(directory) -> list:
 
 def test_a_fix_that_adds_lines_keeps_crlf_and_tabs(run_cli, tmp_path):
     """DL101's fix appends a main block: the new lines use the file's newline and indent."""
-    source = ("from torch.testing._internal.common_utils import TestCase, run_tests\r\n\r\n\r\n"
-              "class TestA(TestCase):\r\n\tdef test_a(self):\r\n\t\tpass\r\n")
+    source = (
+        "from torch.testing._internal.common_utils import TestCase, run_tests\r\n\r\n\r\n"
+        "class TestA(TestCase):\r\n\tdef test_a(self):\r\n\t\tpass\r\n"
+    )
     target = tmp_path / "test_crlf_tabs.py"
     target.write_bytes(source.encode())
     assert run_cli("check", "--fix", "--select", "DL101")[0] == 0

@@ -22,8 +22,14 @@ def test_clean_tree_exits_0_with_summary(run_cli, tmp_path):
 
 
 def test_findings_are_sorted_lines_then_summary_and_exit_1(run_cli, tmp_path):
-    write_tree(tmp_path, {"b/test_b.py": MISSPELLED_BASE_SOURCE, "a/test_a.py": MISSPELLED_BASE_SOURCE,
-                          "test_clean.py": CLEAN_SOURCE})
+    write_tree(
+        tmp_path,
+        {
+            "b/test_b.py": MISSPELLED_BASE_SOURCE,
+            "a/test_a.py": MISSPELLED_BASE_SOURCE,
+            "test_clean.py": CLEAN_SOURCE,
+        },
+    )
     status, out, _ = run_cli("check", "--select", "DL302")
     assert status == 1
     lines = out.splitlines()
@@ -55,7 +61,10 @@ def test_bad_select_code_is_a_usage_error(run_cli, tmp_path):
     status, out, err = run_cli("check", "--select", "E501")
     assert status == 2
     assert out == ""
-    assert err.strip() == "distlint: error: --select has 'E501', not a rule code or prefix such as 'DL1' or 'DL201'"
+    assert (
+        err.strip()
+        == "distlint: error: --select has 'E501', not a rule code or prefix such as 'DL1' or 'DL201'"
+    )
 
 
 def test_bad_option_is_exit_2(run_cli):
@@ -85,7 +94,9 @@ def test_diff_prints_unified_diff_and_writes_nothing(run_cli, tmp_path):
     assert target.read_text() == MISSPELLED_BASE_SOURCE
     assert out.startswith("--- a/test_x.py\n+++ b/test_x.py\n@@ ")
     assert "-from torch.testing._internal.common_distributed import MultiProcContinousTest\n" in out
-    assert "+from torch.testing._internal.common_distributed import MultiProcContinuousTest\n" in out
+    assert (
+        "+from torch.testing._internal.common_distributed import MultiProcContinuousTest\n" in out
+    )
     assert "+class TestCollectives(MultiProcContinuousTest):\n" in out
     assert "Would fix 1 error in 1 file (nothing written)." in err
     # Nothing to fix: empty diff, exit 0.
@@ -103,8 +114,10 @@ def test_statistics_counts_per_rule(run_cli, tmp_path):
     write_tree(tmp_path, {"test_a.py": MISSPELLED_BASE_SOURCE, "test_b.py": MISSPELLED_BASE_SOURCE})
     status, out, _ = run_cli("check", "--statistics", "--select", "DL302")
     assert status == 1
-    assert out.splitlines() == ["2  DL302  misspelled-continuous-base  (fixable)",
-                                "Found 2 errors in 2 files (2 fixable with --fix)."]
+    assert out.splitlines() == [
+        "2  DL302  misspelled-continuous-base  (fixable)",
+        "Found 2 errors in 2 files (2 fixable with --fix).",
+    ]
 
 
 def test_jobs_must_be_positive(run_cli):
@@ -143,16 +156,22 @@ def test_rules_markdown_is_the_table_then_every_rules_documentation(run_cli):
     assert status == 0
     assert out == cli.rules_reference_markdown()
     assert out.startswith(cli.rules_table_markdown() + "\n## DL101 no-main-block\n")
-    assert any(line.startswith("| DL302 | `misspelled-continuous-base` | yes | on |") for line in out.splitlines())
+    assert any(
+        line.startswith("| DL302 | `misspelled-continuous-base` | yes | on |")
+        for line in out.splitlines()
+    )
     assert [line for line in out.splitlines() if line.startswith("## ")] == [
-        f"## {rule.code} {rule.name}" for rule in all_rules()]
+        f"## {rule.code} {rule.name}" for rule in all_rules()
+    ]
     assert out.count("### What it does\n") == len(all_rules())
 
 
 def test_rules_code_markdown_is_that_rules_section(run_cli):
     status, out, _ = run_cli("rules", "DL201", "--format", "markdown")
     assert status == 0
-    assert out.startswith("## DL201 per-test-process-group\n\nAutofix: no. Default: off (enable with --select DL201).\n")
+    assert out.startswith(
+        "## DL201 per-test-process-group\n\nAutofix: no. Default: off (enable with --select DL201).\n"
+    )
     assert out in cli.rules_reference_markdown()
     assert "\n### Why is this bad?\n" in out and "\n## Why" not in out
 
@@ -160,7 +179,8 @@ def test_rules_code_markdown_is_that_rules_section(run_cli):
 def test_rule_sections_leave_comments_in_code_blocks_alone():
     doc = "Summary.\n\n## Example\n```python\n# a comment, not a heading\nx = 1\n```\n## Use instead\n"
     assert cli._demote_headings(doc) == (
-        "Summary.\n\n### Example\n```python\n# a comment, not a heading\nx = 1\n```\n### Use instead")
+        "Summary.\n\n### Example\n```python\n# a comment, not a heading\nx = 1\n```\n### Use instead"
+    )
 
 
 def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
@@ -176,13 +196,18 @@ def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
 
 def test_python_dash_m_works_and_check_never_imports_codemods_or_torch(tmp_path):
     (tmp_path / "test_x.py").write_text(MISSPELLED_BASE_SOURCE)
-    code = ("import sys; from distlint.cli import main; status = main(['check', '--no-cache', '--select', 'DL302']);"
-            "print(status, sorted(m for m in sys.modules if m.startswith(('torch', 'distlint.codemods.', "
-            "'distlint.runtime'))))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys; from distlint.cli import main; status = main(['check', '--no-cache', '--select', 'DL302']);"
+        "print(status, sorted(m for m in sys.modules if m.startswith(('torch', 'distlint.codemods.', "
+        "'distlint.runtime'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.splitlines()[-1] == "1 []", done.stderr
-    version = subprocess.run([sys.executable, "-m", "distlint", "--version"], capture_output=True, text=True,
-                             timeout=60)
+    version = subprocess.run(
+        [sys.executable, "-m", "distlint", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert version.returncode == 0 and version.stdout.startswith("distlint ")
 
 
@@ -215,7 +240,9 @@ def test_no_progress_when_stderr_is_not_a_terminal(run_cli, tmp_path, monkeypatc
 
 
 def test_arguments_from_a_file_as_lintrunner_passes_them(run_cli, tmp_path):
-    write_tree(tmp_path, {"a/test_x.py": MISSPELLED_BASE_SOURCE, "b/test_y.py": MISSPELLED_BASE_SOURCE})
+    write_tree(
+        tmp_path, {"a/test_x.py": MISSPELLED_BASE_SOURCE, "b/test_y.py": MISSPELLED_BASE_SOURCE}
+    )
     (tmp_path / "paths.txt").write_text("a/test_x.py\nb/test_y.py\n")
     status, out, _ = run_cli("check", "--select", "DL302", "@paths.txt")
     assert status == 1

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.cst_utils import NodeIndex, ReplaceNodes, code_of, docstring_statement, is_string_statement
+from distlint.cst_utils import (
+    NodeIndex,
+    ReplaceNodes,
+    code_of,
+    docstring_statement,
+    is_string_statement,
+)
 
 
 def _body(code: str):

@@ -35,7 +35,9 @@ def _areas() -> list:
 
 
 def _expected_lines(fixture: Path) -> list:
-    return [line for line in fixture.with_suffix(".findings").read_text().splitlines() if line.strip()]
+    return [
+        line for line in fixture.with_suffix(".findings").read_text().splitlines() if line.strip()
+    ]
 
 
 def _finding_lines(findings) -> list:
@@ -59,7 +61,9 @@ def test_findings_match(fixture):
     assert _finding_lines(result.findings) == _expected_lines(fixture)
 
 
-@pytest.mark.parametrize("fixture", [p for p in _golden_files() if p.with_name(p.name + ".fixed").exists()], ids=_id)
+@pytest.mark.parametrize(
+    "fixture", [p for p in _golden_files() if p.with_name(p.name + ".fixed").exists()], ids=_id
+)
 def test_fix_matches_and_is_idempotent(fixture):
     config = ConfigResolver().for_file(fixture).config
     expected = fixture.with_name(fixture.name + ".fixed").read_bytes()
@@ -72,12 +76,15 @@ def test_fix_matches_and_is_idempotent(fixture):
     assert again.fixed is None, "a second --fix changed the file again"
 
 
-@pytest.mark.parametrize("fixture", [p for p in _golden_files() if not p.with_name(p.name + ".fixed").exists()],
-                         ids=_id)
+@pytest.mark.parametrize(
+    "fixture", [p for p in _golden_files() if not p.with_name(p.name + ".fixed").exists()], ids=_id
+)
 def test_without_fixed_file_no_finding_is_fixable(fixture):
     config = ConfigResolver().for_file(fixture).config
     result = lint_source(fixture.read_bytes(), str(fixture), config)
-    assert [f for f in result.findings if f.fixable] == [], "fixable findings: add the expected .py.fixed file"
+    assert [f for f in result.findings if f.fixable] == [], (
+        "fixable findings: add the expected .py.fixed file"
+    )
 
 
 @pytest.mark.parametrize("area", _areas())
@@ -87,7 +94,9 @@ def test_cli_end_to_end_on_area(area, run_cli, tmp_path):
     copy = tmp_path / "fixtures" / area
     shutil.copytree(FIXTURES / area, copy)
     relative = {str(Path("fixtures") / path.relative_to(FIXTURES)): path for path in golden}
-    expected = sorted(f"{name}:{line}" for name, path in relative.items() for line in _expected_lines(path))
+    expected = sorted(
+        f"{name}:{line}" for name, path in relative.items() for line in _expected_lines(path)
+    )
 
     status, out, err = run_cli("check", f"fixtures/{area}", cwd=tmp_path)
     reported = [line for line in out.splitlines()[:-1] if line.split(":", 1)[0] in relative]

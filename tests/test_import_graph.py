@@ -24,8 +24,9 @@ def module_name(path: Path, root: Path, package: str) -> str:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _nodes(tree: ast.AST, type_only: bool) -> Iterator[ast.AST]:
@@ -40,7 +41,9 @@ def _nodes(tree: ast.AST, type_only: bool) -> Iterator[ast.AST]:
         pending.extend(ast.iter_child_nodes(node))
 
 
-def imported_modules(path: Path, current: str, modules: Set[str], type_only: bool = False) -> Set[str]:
+def imported_modules(
+    path: Path, current: str, modules: Set[str], type_only: bool = False
+) -> Set[str]:
     """The package's modules that ``path`` imports at run time (and for type checkers, if
     ``type_only``), wherever in the file the import is."""
     package = current if path.stem == "__init__" else current.rsplit(".", 1)[0]
@@ -56,7 +59,8 @@ def imported_modules(path: Path, current: str, modules: Set[str], type_only: boo
             # "from . import worker" imports the module worker (the package is already there);
             # "from .outcome import Verdict" imports the module outcome.
             candidates = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
             ]
         else:
             continue
@@ -64,9 +68,13 @@ def imported_modules(path: Path, current: str, modules: Set[str], type_only: boo
     return found
 
 
-def import_graph(root: Path, package: str = PACKAGE, type_only: bool = False) -> Dict[str, Set[str]]:
+def import_graph(
+    root: Path, package: str = PACKAGE, type_only: bool = False
+) -> Dict[str, Set[str]]:
     paths = {module_name(path, root, package): path for path in sorted(root.rglob("*.py"))}
-    return {name: imported_modules(path, name, set(paths), type_only) for name, path in paths.items()}
+    return {
+        name: imported_modules(path, name, set(paths), type_only) for name, path in paths.items()
+    }
 
 
 def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
@@ -115,7 +123,9 @@ def test_the_cycle_finder_sees_lazy_relative_and_nested_imports(tmp_path):
     (tmp_path / "sub" / "__init__.py").write_text("")
     (tmp_path / "sub" / "low.py").write_text("def f():\n    import pkg.top\n")
     (tmp_path / "top.py").write_text("from .sub.low import f\n")
-    (tmp_path / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .leaf import x\n")
+    (tmp_path / "typed.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .leaf import x\n"
+    )
     (tmp_path / "typed_back.py").write_text("from . import typed\n")
     graph = import_graph(tmp_path, "pkg")
     assert graph["pkg.leaf"] == {"pkg.resolve"}
@@ -123,13 +133,17 @@ def test_the_cycle_finder_sees_lazy_relative_and_nested_imports(tmp_path):
     assert cycles(graph) == [["pkg.continuous", "pkg.resolve"], ["pkg.sub.low", "pkg.top"]]
     (tmp_path / "leaf.py").write_text("from . import typed_back\n")
     assert cycles(import_graph(tmp_path, "pkg")) == cycles(graph)
-    assert ["pkg.leaf", "pkg.typed", "pkg.typed_back"] in cycles(import_graph(tmp_path, "pkg", type_only=True))
+    assert ["pkg.leaf", "pkg.typed", "pkg.typed_back"] in cycles(
+        import_graph(tmp_path, "pkg", type_only=True)
+    )
 
 
 def test_distlint_has_no_import_cycle():
     graph = import_graph(ROOT)
     # The graph is real: it sees the subpackages, lazy imports included.
-    assert {"distlint.runtime.resolve", "distlint.runtime.decorators"} <= graph["distlint.runtime.continuous"]
+    assert {"distlint.runtime.resolve", "distlint.runtime.decorators"} <= graph[
+        "distlint.runtime.continuous"
+    ]
     assert "distlint.linter" in graph["distlint.engine"]  # imported inside a function
     assert "distlint.source" in graph["distlint.linter"]
     assert cycles(graph) == []

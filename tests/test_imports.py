@@ -27,20 +27,26 @@ def test_an_addition_reuses_the_from_line_and_is_not_repeated():
 
         x = 1
         """)
-    specs = [ImportSpec("torch.testing._internal.common_utils", "run_tests"),
-             ImportSpec("torch.testing._internal.common_utils", "TestCase"),
-             ImportSpec("torch.testing._internal.common_utils", "run_tests")]
+    specs = [
+        ImportSpec("torch.testing._internal.common_utils", "run_tests"),
+        ImportSpec("torch.testing._internal.common_utils", "TestCase"),
+        ImportSpec("torch.testing._internal.common_utils", "run_tests"),
+    ]
     lines = add_imports(module, specs).code.splitlines()
     imports = [line for line in lines if "import" in line]
-    assert len(imports) == 1 and imports[0].startswith("from torch.testing._internal.common_utils import ")
+    assert len(imports) == 1 and imports[0].startswith(
+        "from torch.testing._internal.common_utils import "
+    )
     assert sorted(imports[0].split(" import ")[1].split(", ")) == ["TestCase", "run_tests"]
     assert lines[-1] == "x = 1"
 
 
 def test_an_aliased_addition_and_a_module_import():
     module = _module("x = 1\n")
-    result = add_imports(module, [ImportSpec("distlint.runtime", "run_tests", "distlint_run_tests"),
-                                  ImportSpec("os")])
+    result = add_imports(
+        module,
+        [ImportSpec("distlint.runtime", "run_tests", "distlint_run_tests"), ImportSpec("os")],
+    )
     assert "from distlint.runtime import run_tests as distlint_run_tests\n" in result.code
     assert "import os\n" in result.code
 
@@ -118,7 +124,9 @@ def test_additions_and_removals_in_one_go():
         """)
     changes = ImportChanges()
     changes.add(ImportSpec("distlint.runtime", "MultiProcContinuousTest"))
-    changes.remove_if_unused(ImportSpec("torch.testing._internal.common_distributed", "MultiProcessTestCase"))
+    changes.remove_if_unused(
+        ImportSpec("torch.testing._internal.common_distributed", "MultiProcessTestCase")
+    )
     assert changes.apply(module).code == _code("""\
         from distlint.runtime import MultiProcContinuousTest
 
@@ -135,9 +143,11 @@ def test_lint_fixes_add_and_remove_imports_through_the_same_helper():
         sys.exit(77)
         """)
     call = module.body[2].body[0].value  # type: ignore[attr-defined]
-    fix = Fix(edits=((call.args[0].value, cst.parse_expression('TEST_SKIPS["no_cuda"].exit_code')),),
-              add_imports=(ImportSpec("torch.testing._internal.common_distributed", "TEST_SKIPS"),),
-              remove_imports=(ImportSpec("os"),))
+    fix = Fix(
+        edits=((call.args[0].value, cst.parse_expression('TEST_SKIPS["no_cuda"].exit_code')),),
+        add_imports=(ImportSpec("torch.testing._internal.common_distributed", "TEST_SKIPS"),),
+        remove_imports=(ImportSpec("os"),),
+    )
     assert apply_fixes(module, [fix]).code == _code("""\
         import sys
         from torch.testing._internal.common_distributed import TEST_SKIPS

@@ -31,8 +31,13 @@ with open(sys.argv[1], "w") as out:
 
 def _check_in_fresh_process(tmp_path: Path, *args: str) -> dict:
     report = tmp_path / "imports.json"
-    subprocess.run([sys.executable, "-c", _PROBE, str(report), "check", *args], cwd=tmp_path,
-                   check=True, timeout=120, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", _PROBE, str(report), "check", *args],
+        cwd=tmp_path,
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
     return json.loads(report.read_text())
 
 
@@ -68,6 +73,7 @@ def test_a_rule_cannot_define_its_own_prescreen():
     from distlint.rules.base import LintRule
 
     with pytest.raises(TypeError, match="may_report comes from distlint.screens"):
+
         class _Own(LintRule):
             @staticmethod
             def may_report(screen, config):

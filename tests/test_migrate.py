@@ -39,21 +39,28 @@ def _relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
-def _migrate(path: Path, runtime: str = "distlint", source: bytes = b"", suffix: str = "Continuous") -> MigrationResult:
+def _migrate(
+    path: Path, runtime: str = "distlint", source: bytes = b"", suffix: str = "Continuous"
+) -> MigrationResult:
     """Migrate a fixture (results are shared between tests: migrating costs about a second)."""
     return _cached_migrate(source or path.read_bytes(), _relative(path), runtime, suffix)
 
 
 @functools.lru_cache(maxsize=None)
 def _cached_migrate(source: bytes, path: str, runtime: str, suffix: str) -> MigrationResult:
-    return migrate_source(source, path, options=MigrateOptions(runtime=runtime, class_suffix=suffix))
+    return migrate_source(
+        source, path, options=MigrateOptions(runtime=runtime, class_suffix=suffix)
+    )
 
 
 def _source_result(text: str, runtime: str = "distlint") -> MigrationResult:
-    return migrate_source(textwrap.dedent(text).encode(), "test_inline.py", options=MigrateOptions(runtime=runtime))
+    return migrate_source(
+        textwrap.dedent(text).encode(), "test_inline.py", options=MigrateOptions(runtime=runtime)
+    )
 
 
 # -- golden files ---------------------------------------------------------------------------
+
 
 def test_the_fixtures_cover_both_backends_and_changes() -> None:
     names = {case.name for case in CASES}
@@ -88,13 +95,21 @@ def test_second_run_changes_nothing(case: Path, runtime: str) -> None:
 def test_torch_runtime_imports_torchs_continuous_class(case: Path) -> None:
     text = _migrate(case, "torch").migrated.decode()
     module = cst.parse_module(text)
-    imports = [cst.Module([]).code_for_node(s).strip() for s in module.body
-               if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], (cst.Import, cst.ImportFrom))]
+    imports = [
+        cst.Module([]).code_for_node(s).strip()
+        for s in module.body
+        if isinstance(s, cst.SimpleStatementLine)
+        and isinstance(s.body[0], (cst.Import, cst.ImportFrom))
+    ]
     # MultiProcContinuousTest (common_distributed), DTensorContinuousTestBase (common_dtensor) or
     # FSDPTestContinuous (common_fsdp): torch's continuous counterpart of the per-test base.
-    assert any(line.startswith("from torch.testing._internal.") and re.search(
-        r"\b(MultiProcContinuousTest|DTensorContinuousTestBase|FSDPTestContinuous)\b", line)
-        for line in imports), imports
+    assert any(
+        line.startswith("from torch.testing._internal.")
+        and re.search(
+            r"\b(MultiProcContinuousTest|DTensorContinuousTestBase|FSDPTestContinuous)\b", line
+        )
+        for line in imports
+    ), imports
     assert "distlint" not in text  # code that lands in PyTorch cannot depend on distlint
     assert "from torch.testing._internal.common_utils import" in text and "run_tests()" in text
 
@@ -105,8 +120,11 @@ def test_distlint_runtime_runs_with_distlint_run_tests(case: Path) -> None:
     text = _migrate(case).migrated.decode()
     # The continuous base comes from distlint.runtime (MultiProcContinuousTest, or its DTensor/FSDP
     # forms in distlint.runtime.torch_dtensor / torch_fsdp).
-    assert re.search(r"^from distlint\.runtime(\.torch_\w+)? import .*(MultiProcContinuousTest|ContinuousTest)",
-                     text, re.MULTILINE)
+    assert re.search(
+        r"^from distlint\.runtime(\.torch_\w+)? import .*(MultiProcContinuousTest|ContinuousTest)",
+        text,
+        re.MULTILINE,
+    )
     imports = re.findall(r"^from (\S+) import .*\brun_tests\b", text, re.MULTILINE)
     assert imports == ["distlint.runtime"]
     assert text.rstrip().endswith("run_tests()")
@@ -122,6 +140,7 @@ def test_class_suffix_names_the_new_classes() -> None:
 
 # -- the report -----------------------------------------------------------------------------
 
+
 def test_report_names_every_test_left_behind_with_its_reason() -> None:
     report = _migrate(FIXTURES / "test_nccl_pg_ops.py").report
     left = {entry.test: entry.code for cls in report.classes for entry in cls.left}
@@ -132,15 +151,24 @@ def test_report_names_every_test_left_behind_with_its_reason() -> None:
     moved = [name for cls in report.classes for name in cls.moved]
     # The classes whose setUp sets TORCH_NCCL_* before spawning declare it (worker_env). The two
     # tests sharing _test_reduce_scatter move, each to the class of the options it passes it.
-    assert moved == ["test_allreduce_ops", "test_broadcast_dtypes", "test_high_priority_stream", "test_reduce_scatter",
-                     "test_reduce_scatter_high_priority", "test_barrier", "test_all_gather_into_tensor",
-                     "test_distribute_tensor"]
+    assert moved == [
+        "test_allreduce_ops",
+        "test_broadcast_dtypes",
+        "test_high_priority_stream",
+        "test_reduce_scatter",
+        "test_reduce_scatter_high_priority",
+        "test_barrier",
+        "test_all_gather_into_tensor",
+        "test_distribute_tensor",
+    ]
     placed = {cls.name: cls for cls in report.classes}["ProcessGroupNCCLOpTest"]
-    assert placed.moved_to == {"test_high_priority_stream": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous",
-                               "test_reduce_scatter_high_priority": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous"}
+    assert placed.moved_to == {
+        "test_high_priority_stream": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous",
+        "test_reduce_scatter_high_priority": "ProcessGroupNCCLOpTestHighPriorityStreamTrueContinuous",
+    }
 
 
-SHARED_HELPER_SOURCE = '''
+SHARED_HELPER_SOURCE = """
 import torch
 import torch.distributed as dist
 from torch.testing._internal.common_distributed import MultiProcessTestCase
@@ -170,16 +198,20 @@ class GlooTest(MultiProcessTestCase):
 
 if __name__ == "__main__":
     run_tests()
-'''
-STAYING_CALLER = '''
+"""
+STAYING_CALLER = """
     def test_all_reduce_then_abort(self):
         pg = self._run_all_reduce(self.opts())
         pg.abort()
-'''
+"""
 
 
-@pytest.mark.parametrize("staying_caller", [False, True], ids=["all-callers-move", "a-caller-stays"])
-def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(staying_caller: bool) -> None:
+@pytest.mark.parametrize(
+    "staying_caller", [False, True], ids=["all-callers-move", "a-caller-stays"]
+)
+def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(
+    staying_caller: bool,
+) -> None:
     """The helper's rewritten form (``self.pg``) may serve several continuous classes (one per
     options value, through the mixin); only a test that stays calling it keeps its callers back."""
     source = SHARED_HELPER_SOURCE.format(extra=STAYING_CALLER if staying_caller else "").encode()
@@ -188,8 +220,11 @@ def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(sta
     (report,) = result.report.classes
     left = {entry.test: entry.code for entry in report.left}
     if staying_caller:
-        assert left == {"test_all_reduce": "shared-helper", "test_all_reduce_threads": "shared-helper",
-                        "test_all_reduce_then_abort": "tests-abort"}
+        assert left == {
+            "test_all_reduce": "shared-helper",
+            "test_all_reduce_threads": "shared-helper",
+            "test_all_reduce_then_abort": "tests-abort",
+        }
         assert not result.changed
     else:
         assert left == {} and report.moved == ["test_all_reduce", "test_all_reduce_threads"]
@@ -203,8 +238,13 @@ def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
     result = _migrate(FIXTURES / "test_refusals.py")
     assert not result.changed
     codes = {entry.test: entry.code for cls in result.report.classes for entry in cls.left}
-    assert codes == {"test_all_reduce": "class-body", "test_barrier": "name-taken", "test_broadcast": "class-options",
-                     "test_init_and_destroy": "rewrite", "test_rank_in_range": "no-pg"}
+    assert codes == {
+        "test_all_reduce": "class-body",
+        "test_barrier": "name-taken",
+        "test_broadcast": "class-options",
+        "test_init_and_destroy": "rewrite",
+        "test_rank_in_range": "no-pg",
+    }
     assert any(e.code == "module-reference" for cls in result.report.classes for e in cls.left)
 
 
@@ -225,8 +265,11 @@ def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None
     from distlint.config import ConfigResolver
 
     config = ConfigResolver().for_file(case).config
-    analysis = analyze_module(MetadataWrapper(cst.parse_module(case.read_bytes()), unsafe_skip_copy=True), config,
-                              ExternalBases(str(case)))
+    analysis = analyze_module(
+        MetadataWrapper(cst.parse_module(case.read_bytes()), unsafe_skip_copy=True),
+        config,
+        ExternalBases(str(case)),
+    )
     report = migrate_source(case.read_bytes(), _relative(case), config).report
     listed = {cls.name: cls for cls in report.classes}
     for cls in analysis.classes:
@@ -234,26 +277,36 @@ def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None
             continue
         assert cls.name in listed, f"{cls.name} is missing from the report"
         entry = listed[cls.name]
-        own = [s.name.value for s in cls.node.body.body
-               if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")]
+        own = [
+            s.name.value
+            for s in cls.node.body.body
+            if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")
+        ]
         shown = set(entry.moved) | {left.test for left in entry.left}
         assert set(own) <= shown, (cls.name, set(own) - shown)
         assert shown or entry.inherits_from or entry.notes, f"{cls.name}: listed with nothing said"
     assert report.left_count + report.moved_count >= sum(
-        len(c.tests) for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN)
+        len(c.tests) for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN
+    )
 
 
 @pytest.mark.parametrize("name,left", [("test_refusals.py", 6)])
-def test_a_file_nothing_moves_in_still_counts_its_tests_as_left(run_cli, tmp_path: Path, name: str, left: int) -> None:
+def test_a_file_nothing_moves_in_still_counts_its_tests_as_left(
+    run_cli, tmp_path: Path, name: str, left: int
+) -> None:
     (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
     status, out, err = run_cli("migrate", "--check", name)
     assert status == 0
-    assert out == (FIXTURES / name).with_suffix(".report").read_text().replace("fixtures/migrate/", "")
+    assert out == (FIXTURES / name).with_suffix(".report").read_text().replace(
+        "fixtures/migrate/", ""
+    )
     assert f"would migrate 0 of 1 file (0 tests moved, {left} left in place)" in err
 
 
 def test_tests_from_helper_classes_and_external_bases_are_accounted_for() -> None:
-    result = _source_result(PER_TEST_HEADER + '''
+    result = _source_result(
+        PER_TEST_HEADER
+        + """
     from suite.rpc import RpcAgentTests
 
     class CollectivesMixin:
@@ -270,14 +323,16 @@ def test_tests_from_helper_classes_and_external_bases_are_accounted_for() -> Non
 
     class TensorPipeRpcTest(RpcAgentTests, SpawnHelper):
         pass
-    ''')
+    """
+    )
     classes = {cls.name: cls for cls in result.report.classes}
     gloo = classes["GlooCollectivesTest"]
     assert [(left.test, left.code) for left in gloo.left] == [("test_all_reduce", "not-analysed")]
     assert "inherited from CollectivesMixin" in gloo.left[0].text
     assert result.report.left_count == 1
     assert classes["TensorPipeRpcTest"].notes == [
-        "defines no tests of its own; any it runs come from RpcAgentTests, defined elsewhere (not analysed)"]
+        "defines no tests of its own; any it runs come from RpcAgentTests, defined elsewhere (not analysed)"
+    ]
     assert classes["SpawnHelper"].notes == ["defines no tests"]
 
 
@@ -298,10 +353,13 @@ def test_a_dtensor_only_file_is_analysed_not_screened_out(monkeypatch) -> None:
 
 # -- the migrated code is what it should be -----------------------------------------------
 
+
 def _continuous_class_names(result: MigrationResult) -> Dict[str, str]:
     """New class -> the class its tests came from (also their create_local_tensor_test_class twins)."""
     names = {new: cls.name for cls in result.report.classes for new in cls.continuous_classes()}
-    names.update({local_tensor_name(new): local_tensor_name(old) for new, old in list(names.items())})
+    names.update(
+        {local_tensor_name(new): local_tensor_name(old) for new, old in list(names.items())}
+    )
     return names
 
 
@@ -330,7 +388,7 @@ def test_round_trip_with_the_pg_rules(case: Path) -> None:
         assert not [f for f in after.findings if f.line == line]
 
 
-COLLECTOR = textwrap.dedent('''
+COLLECTOR = textwrap.dedent("""
     import importlib.machinery, importlib.util, json, os, sys, unittest
     import torch.distributed as dist
 
@@ -352,7 +410,7 @@ COLLECTOR = textwrap.dedent('''
         walk(unittest.defaultTestLoader.loadTestsFromModule(module))
         out[path] = [test_id.split(".", 1)[1] for test_id in ids]
     print(json.dumps(out))
-''')
+""")
 
 
 def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
@@ -367,13 +425,20 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
             result = _migrate(case, runtime)
             target = tmp_path / runtime / case.name
             target.parent.mkdir(exist_ok=True)
-            for sibling in FIXTURES.glob("common_*.py"):  # modules the fixtures import their bases from
+            for sibling in FIXTURES.glob(
+                "common_*.py"
+            ):  # modules the fixtures import their bases from
                 (target.parent / sibling.name).write_bytes(sibling.read_bytes())
             target.write_bytes(result.migrated)
             files.append(str(target))
             renamed[str(target)] = _continuous_class_names(result)
-    completed = subprocess.run([sys.executable, "-c", COLLECTOR, *files], capture_output=True, text=True,
-                               timeout=240, cwd=ROOT)
+    completed = subprocess.run(
+        [sys.executable, "-c", COLLECTOR, *files],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     collected = json.loads(completed.stdout.strip().splitlines()[-1])
     for case in CHANGED:
@@ -385,25 +450,29 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
             names = Counter(i.rsplit(".", 1)[1] for i in migrated)
             assert names == Counter(i.rsplit(".", 1)[1] for i in original), (case.name, runtime)
             mapping = renamed[target]
-            mapped = Counter(f"{mapping.get(c, c)}.{t}" for c, t in (i.rsplit(".", 1) for i in migrated))
+            mapped = Counter(
+                f"{mapping.get(c, c)}.{t}" for c, t in (i.rsplit(".", 1) for i in migrated)
+            )
             assert mapped == Counter(original), (case.name, runtime)
             assert any(i.split(".")[0] in mapping for i in migrated)  # tests really moved
 
 
 # -- mechanics on small inputs --------------------------------------------------------------
 
-PER_TEST_HEADER = '''
+PER_TEST_HEADER = """
     import torch
     import torch.distributed as dist
     from torch.testing._internal.common_distributed import MultiProcessTestCase
     from torch.testing._internal.common_utils import run_tests
 
-'''
+"""
 
 
 def test_whole_family_moves_and_empty_classes_go() -> None:
     """A subclass that only flips an attribute gets a counterpart; classes left empty are removed."""
-    result = _source_result(PER_TEST_HEADER + '''
+    result = _source_result(
+        PER_TEST_HEADER
+        + """
     class AllReduceTest(MultiProcessTestCase):
         scale = 1
 
@@ -430,19 +499,31 @@ def test_whole_family_moves_and_empty_classes_go() -> None:
 
     if __name__ == "__main__":
         run_tests()
-    ''')
+    """
+    )
     text = result.migrated.decode()
     assert "class AllReduceTest(" not in text and "class ScaledAllReduceTest(" not in text
-    assert "MultiProcessTestCase" not in text and "FileStore" not in text and "destroy_process_group" not in text
+    assert (
+        "MultiProcessTestCase" not in text
+        and "FileStore" not in text
+        and "destroy_process_group" not in text
+    )
     assert "class AllReduceTestContinuous(MultiProcContinuousTest):\n    scale = 1\n" in text
     assert "class ScaledAllReduceTestContinuous(AllReduceTestContinuous):\n    scale = 3\n" in text
     [base, sub] = result.report.classes
-    assert base.removed and sub.removed and base.moved == ["test_sum"] and sub.inherits_from == ["AllReduceTest"]
+    assert (
+        base.removed
+        and sub.removed
+        and base.moved == ["test_sum"]
+        and sub.inherits_from == ["AllReduceTest"]
+    )
 
 
 def test_default_world_size_is_carried() -> None:
     """MultiProcessTestCase spawns DEFAULT_WORLD_SIZE (4) ranks when a class does not say."""
-    result = _source_result(PER_TEST_HEADER + '''
+    result = _source_result(
+        PER_TEST_HEADER
+        + """
     class BarrierTest(MultiProcessTestCase):
         def setUp(self):
             super().setUp()
@@ -452,15 +533,23 @@ def test_default_world_size_is_carried() -> None:
             store = dist.FileStore(self.file_name, self.world_size)
             dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
             dist.barrier()
-    ''')
+    """
+    )
     text = result.migrated.decode()
     assert "    world_size = DEFAULT_WORLD_SIZE\n" in text
-    assert re.search(r"^from torch\.testing\._internal\.common_distributed import .*DEFAULT_WORLD_SIZE", text, re.M)
+    assert re.search(
+        r"^from torch\.testing\._internal\.common_distributed import .*DEFAULT_WORLD_SIZE",
+        text,
+        re.M,
+    )
 
 
 def test_existing_torch_continuous_import_gets_an_alias() -> None:
-    result = _source_result(PER_TEST_HEADER.replace(
-        "import MultiProcessTestCase", "import MultiProcContinuousTest, MultiProcessTestCase") + '''
+    result = _source_result(
+        PER_TEST_HEADER.replace(
+            "import MultiProcessTestCase", "import MultiProcContinuousTest, MultiProcessTestCase"
+        )
+        + """
     class Old(MultiProcContinuousTest):
         def test_nothing(self):
             pass
@@ -477,15 +566,19 @@ def test_existing_torch_continuous_import_gets_an_alias() -> None:
             store = dist.FileStore(self.file_name, self.world_size)
             dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
             dist.barrier()
-    ''')
+    """
+    )
     text = result.migrated.decode()
-    assert "from distlint.runtime import" in text and "MultiProcContinuousTest as DistlintMultiProcContinuousTest" in text
+    assert (
+        "from distlint.runtime import" in text
+        and "MultiProcContinuousTest as DistlintMultiProcContinuousTest" in text
+    )
     assert "class BarrierTestContinuous(DistlintMultiProcContinuousTest):" in text
     assert "class Old(MultiProcContinuousTest):" in text
 
 
 LAUNCHER = "mypkg.testing.launch_tests"
-BARRIER_TEST = '''
+BARRIER_TEST = """
     class BarrierTest(MultiProcessTestCase):
         world_size = 2
 
@@ -497,12 +590,14 @@ BARRIER_TEST = '''
             store = dist.FileStore(self.file_name, self.world_size)
             dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
             dist.barrier()
-'''
+"""
 
 
 def test_main_block_is_added_when_missing() -> None:
-    result = _source_result(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
-                            + BARRIER_TEST)
+    result = _source_result(
+        PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n", "")
+        + BARRIER_TEST
+    )
     text = result.migrated.decode()
     assert text.rstrip().endswith('if __name__ == "__main__":\n    run_tests()')
     assert "from distlint.runtime import" in text and "run_tests" in text.split("class")[0]
@@ -512,8 +607,13 @@ def test_main_block_is_added_when_missing() -> None:
 def test_migrate_honours_the_configured_runners(runtime: str) -> None:
     """``[tool.distlint] runners``: migrate sees the suite's own runner as DL101-DL104 do."""
     config = Config(runners=(LAUNCHER,))
-    source = textwrap.dedent(PER_TEST_HEADER.replace("from torch.testing._internal.common_utils import run_tests\n",
-                                                     "from mypkg.testing import launch_tests\n") + BARRIER_TEST)
+    source = textwrap.dedent(
+        PER_TEST_HEADER.replace(
+            "from torch.testing._internal.common_utils import run_tests\n",
+            "from mypkg.testing import launch_tests\n",
+        )
+        + BARRIER_TEST
+    )
     options = MigrateOptions(runtime=runtime)
 
     # No main block: the one added calls the configured runner, as DL101's fix would.
@@ -530,7 +630,9 @@ def test_migrate_honours_the_configured_runners(runtime: str) -> None:
     result = migrate_source(at_import.encode(), "test_inline.py", config, options)
     assert result.migrated is not None and "BarrierTestContinuous" in result.migrated.decode()
     assert "__main__" not in result.migrated.decode()
-    assert [f.code for f in lint_source(result.migrated, "test_inline.py", main_rules).findings] == ["DL104"]
+    assert [
+        f.code for f in lint_source(result.migrated, "test_inline.py", main_rules).findings
+    ] == ["DL104"]
 
 
 def test_files_without_per_test_classes_are_not_analysed(monkeypatch) -> None:
@@ -540,8 +642,10 @@ def test_files_without_per_test_classes_are_not_analysed(monkeypatch) -> None:
         raise AssertionError("analysed a file the pre-screen rules out")
 
     monkeypatch.setattr(migrate, "_analyze", boom)
-    result = migrate_source(b"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n",
-                            "test_plain.py")
+    result = migrate_source(
+        b"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n",
+        "test_plain.py",
+    )
     assert result.error is None and not result.changed and not result.report.classes
 
 
@@ -555,18 +659,28 @@ def test_invalid_output_is_never_returned(monkeypatch) -> None:
     case = FIXTURES / "test_gloo_init_pg.py"
     result = migrate_source(case.read_bytes(), _relative(case))
     assert result.migrated is None and not result.changed
-    assert result.error == (f"{_relative(case)}: error: not migrated, distlint produced invalid code "
-                            "(result does not compile: simulated (line 1)); please report this")
+    assert result.error == (
+        f"{_relative(case)}: error: not migrated, distlint produced invalid code "
+        "(result does not compile: simulated (line 1)); please report this"
+    )
 
 
-@pytest.mark.parametrize("source, message", [
-    (b"class T(:\n    pass\n", "test_bad.py: error: syntax error at 1:"),
-    (b"# -*- coding: utf-8 -*-\nx = '\xff\xfe'\n", "test_bad.py: error: not valid utf-8: byte 0xff"),
-    (b"x = 1\x00\n", "test_bad.py: error: binary file"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        (b"class T(:\n    pass\n", "test_bad.py: error: syntax error at 1:"),
+        (
+            b"# -*- coding: utf-8 -*-\nx = '\xff\xfe'\n",
+            "test_bad.py: error: not valid utf-8: byte 0xff",
+        ),
+        (b"x = 1\x00\n", "test_bad.py: error: binary file"),
+    ],
+)
 def test_bad_input_is_one_line_error(source: bytes, message: str) -> None:
     result = migrate_source(source, "test_bad.py")
-    assert result.error is not None and result.error.startswith(message) and "\n" not in result.error
+    assert (
+        result.error is not None and result.error.startswith(message) and "\n" not in result.error
+    )
     assert result.migrated is None
 
 
@@ -593,15 +707,25 @@ def test_default_prints_diff_and_report_and_writes_nothing(run_cli, project: Pat
     assert status == 0
     assert out.startswith("--- a/test_gloo_init_pg.py\n+++ b/test_gloo_init_pg.py\n")
     assert "+class DistCollectivesTestContinuous(MultiProcContinuousTest):" in out
-    assert "test_gloo_init_pg.py: 3 tests moved, 1 left\n  DistCollectivesTest -> DistCollectivesTestContinuous" in out
-    assert err.strip() == "distlint migrate: would migrate 1 of 1 file (3 tests moved, 1 left in place)"
+    assert (
+        "test_gloo_init_pg.py: 3 tests moved, 1 left\n  DistCollectivesTest -> DistCollectivesTestContinuous"
+        in out
+    )
+    assert (
+        err.strip()
+        == "distlint migrate: would migrate 1 of 1 file (3 tests moved, 1 left in place)"
+    )
     assert {p.name: p.read_bytes() for p in project.glob("*.py")} == before
 
 
 def test_diff_prints_only_the_diff(run_cli, project: Path) -> None:
     status, out, _ = run_cli("migrate", "--diff", "test_gloo_helper_pg.py", "test_refusals.py")
     assert status == 0
-    assert out.startswith("--- a/test_gloo_helper_pg.py\n") and "tests moved" not in out and "left " not in out
+    assert (
+        out.startswith("--- a/test_gloo_helper_pg.py\n")
+        and "tests moved" not in out
+        and "left " not in out
+    )
     assert "test_refusals.py" not in out
 
 
@@ -666,7 +790,7 @@ def test_usage_errors(run_cli, project: Path) -> None:
 
 def test_helper_base_without_tests_stays_and_shares_through_a_mixin() -> None:
     """A base that never ran tests (others may import it) stays; what the moved tests need goes to a mixin."""
-    result = _source_result('''
+    result = _source_result("""
     import torch
     import torch.distributed as c10d
     from torch.testing._internal.common_distributed import MultiProcessTestCase
@@ -700,17 +824,21 @@ def test_helper_base_without_tests_stays_and_shares_through_a_mixin() -> None:
             t = torch.ones(2)
             pg.allreduce([t]).wait()
             self.assertEqual(t, torch.full((2,), 2.0))
-    ''')
+    """)
     text = result.migrated.decode()
     assert "class GlooTestBase(GlooTestBaseMixin, MultiProcessTestCase):" in text
-    assert "    @classmethod\n    def opts(cls):\n" in text and "opts._threads = cls.threads" in text
+    assert (
+        "    @classmethod\n    def opts(cls):\n" in text and "opts._threads = cls.threads" in text
+    )
     assert "class AllReduceTestContinuous(GlooTestBaseMixin, MultiProcContinuousTest):" in text
     assert "        pg = self.pg\n" in text and "class AllReduceTest(" not in text
-    assert "def _create_pg(self, store):" in text.split("class AllReduceTestContinuous")[0]  # stays with the base
+    assert (
+        "def _create_pg(self, store):" in text.split("class AllReduceTestContinuous")[0]
+    )  # stays with the base
 
 
 def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
-    result = _source_result('''
+    result = _source_result("""
     import torch
     import torch.distributed as dist
     from torch.testing._internal.common_distributed import MultiProcessTestCase, _dynamo_dist_per_rank_init
@@ -728,14 +856,14 @@ def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
                 t = torch.ones(2)
                 dist.all_reduce(t)
                 self.assertEqual(t, torch.full((2,), 2.0))
-    ''')
+    """)
     assert not result.changed
     [entry] = result.report.classes[0].left
     # The analysis says it (DL201 too): the context manager sets up more than the PG.
     assert entry.code == "unresolved-pg" and "with _dynamo_dist_per_rank_init" in entry.text
 
 
-SPAWNING_CLASS = '''
+SPAWNING_CLASS = """
 class {name}({base}):
     world_size = 2
 {extra}
@@ -749,35 +877,73 @@ class {name}({base}):
         t = torch.ones(2)
         dist.all_reduce(t)
         self.assertEqual(t, torch.full((2,), 2.0))
-'''
+"""
 GLOO_ARGS = '"gloo", store=store, rank=self.rank, world_size=self.world_size'
 
 
-@pytest.mark.parametrize("body, code", [
-    # The backend is not a literal.
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    backend = 'gloo'\n",
-                           args="self.backend, store=store, rank=self.rank, world_size=self.world_size"),
-     "unknown-backend"),
-    # The shared timeout reads per-test state.
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    seconds = 30\n",
-                           args=GLOO_ARGS + ", timeout=timedelta(seconds=self.seconds)"), "class-timeout"),
-    # A member the continuous class uses for itself.
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="    pg = None\n",
-                           args=GLOO_ARGS).replace("t = torch.ones(2)", "t = torch.ones(2) if self.pg is None else 0"),
-     "reserved-member"),
-    # A subclass overrides the test.
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
-     + "\n\nclass U(T):\n    def test_all_reduce(self):\n        pass\n", "overridden"),
-    # PG environment set after the ranks were spawned (they never see it), or not a literal.
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
-        "self._spawn_processes()", 'self._spawn_processes()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"'),
-     "class-environment"),
-    (SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS).replace(
-        "super().setUp()", 'super().setUp()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)'),
-     "class-environment"),
-])
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        # The backend is not a literal.
+        (
+            SPAWNING_CLASS.format(
+                name="T",
+                base="MultiProcessTestCase",
+                extra="    backend = 'gloo'\n",
+                args="self.backend, store=store, rank=self.rank, world_size=self.world_size",
+            ),
+            "unknown-backend",
+        ),
+        # The shared timeout reads per-test state.
+        (
+            SPAWNING_CLASS.format(
+                name="T",
+                base="MultiProcessTestCase",
+                extra="    seconds = 30\n",
+                args=GLOO_ARGS + ", timeout=timedelta(seconds=self.seconds)",
+            ),
+            "class-timeout",
+        ),
+        # A member the continuous class uses for itself.
+        (
+            SPAWNING_CLASS.format(
+                name="T", base="MultiProcessTestCase", extra="    pg = None\n", args=GLOO_ARGS
+            ).replace("t = torch.ones(2)", "t = torch.ones(2) if self.pg is None else 0"),
+            "reserved-member",
+        ),
+        # A subclass overrides the test.
+        (
+            SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+            + "\n\nclass U(T):\n    def test_all_reduce(self):\n        pass\n",
+            "overridden",
+        ),
+        # PG environment set after the ranks were spawned (they never see it), or not a literal.
+        (
+            SPAWNING_CLASS.format(
+                name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS
+            ).replace(
+                "self._spawn_processes()",
+                'self._spawn_processes()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"',
+            ),
+            "class-environment",
+        ),
+        (
+            SPAWNING_CLASS.format(
+                name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS
+            ).replace(
+                "super().setUp()",
+                'super().setUp()\n        os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)',
+            ),
+            "class-environment",
+        ),
+    ],
+)
 def test_refusals_on_small_inputs(body: str, code: str) -> None:
-    source = PER_TEST_HEADER + "    import os\n    from datetime import timedelta\n" + textwrap.indent(body, "    ")
+    source = (
+        PER_TEST_HEADER
+        + "    import os\n    from datetime import timedelta\n"
+        + textwrap.indent(body, "    ")
+    )
     result = _source_result(source)
     assert result.error is None and not result.changed, result.diff()
     codes = {entry.code for cls in result.report.classes for entry in cls.left}
@@ -786,13 +952,18 @@ def test_refusals_on_small_inputs(body: str, code: str) -> None:
 
 def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
     base = SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
-    sub = SPAWNING_CLASS.format(name="U", base="T", extra="", args=GLOO_ARGS.replace('"gloo"', '"mpi"'))
+    sub = SPAWNING_CLASS.format(
+        name="U", base="T", extra="", args=GLOO_ARGS.replace('"gloo"', '"mpi"')
+    )
     sub = sub.replace("test_all_reduce", "test_all_reduce_mpi").replace(
-        "    def setUp(self):\n        super().setUp()\n        self._spawn_processes()\n", "")
+        "    def setUp(self):\n        super().setUp()\n        self._spawn_processes()\n", ""
+    )
     result = _source_result(PER_TEST_HEADER + textwrap.indent(base + "\n" + sub, "    "))
     report = {cls.name: cls for cls in result.report.classes}
     assert report["T"].moved == ["test_all_reduce"]
-    assert [(e.test, e.code) for e in report["U"].left] == [("test_all_reduce_mpi", "base-mismatch")]
+    assert [(e.test, e.code) for e in report["U"].left] == [
+        ("test_all_reduce_mpi", "base-mismatch")
+    ]
     assert report["U"].continuous == "UContinuous"  # it still gets the tests it inherits
     assert "class UContinuous(TContinuous):" in result.migrated.decode()
 
@@ -801,9 +972,20 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 
 #: Refusals only the rewrite has (what the code around the test would need, not the test itself):
 #: DL201 may call such a test migratable while ``distlint migrate`` leaves it, with this code.
-MECHANICAL_CODES = frozenset({"name-taken", "module-reference", "class-body", "rewrite", "shared-helper", "options-variant",
-                              "reserved-member", "overridden", "base-mismatch",
-                              "opts-with-default-options"})
+MECHANICAL_CODES = frozenset(
+    {
+        "name-taken",
+        "module-reference",
+        "class-body",
+        "rewrite",
+        "shared-helper",
+        "options-variant",
+        "reserved-member",
+        "overridden",
+        "base-mismatch",
+        "opts-with-default-options",
+    }
+)
 AGREEMENT_CASES = sorted([*(ROOT / "fixtures" / "pg").rglob("test_*.py"), *CASES])
 
 
@@ -812,18 +994,30 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
     from distlint.config import load_config
 
     config = load_config(case)
-    dl201_only = dataclasses.replace(config, select=Config.from_table({"select": ["DL201"]}, "test").select)
+    dl201_only = dataclasses.replace(
+        config, select=Config.from_table({"select": ["DL201"]}, "test").select
+    )
     findings = lint_source(case.read_bytes(), _relative(case), dl201_only).findings
-    migratable = {re.match(r"`(\w+)`", f.message).group(1) for f in findings
-                  if f.code == "DL201" and "; migratable:" in f.message}
+    migratable = {
+        re.match(r"`(\w+)`", f.message).group(1)
+        for f in findings
+        if f.code == "DL201" and "; migratable:" in f.message
+    }
     result = migrate_source(case.read_bytes(), _relative(case), config=config)
     assert result.error is None
     moved = {name for entry in result.report.classes for name in entry.moved}
-    mechanical = {left.test for entry in result.report.classes for left in entry.left
-                  if left.code in MECHANICAL_CODES}
-    assert moved <= migratable, f"migrate moved tests DL201 calls per-test-only: {sorted(moved - migratable)}"
+    mechanical = {
+        left.test
+        for entry in result.report.classes
+        for left in entry.left
+        if left.code in MECHANICAL_CODES
+    }
+    assert moved <= migratable, (
+        f"migrate moved tests DL201 calls per-test-only: {sorted(moved - migratable)}"
+    )
     assert migratable - moved <= mechanical, (
-        f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}")
+        f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}"
+    )
 
 
 def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_path: Path) -> None:
@@ -838,15 +1032,22 @@ def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_pa
     [finding] = lint_source(source, str(path), dl201).findings  # check says what migrate does
     assert "keep it per-test: a base from another module" in finding.message
     # A module that defines a test: the class stays, in both.
-    (tmp_path / "shared_checks.py").write_text("class SharedChecks:\n    def test_shared(self):\n        pass\n")
+    (tmp_path / "shared_checks.py").write_text(
+        "class SharedChecks:\n    def test_shared(self):\n        pass\n"
+    )
     assert not migrate_source(source, str(path)).changed
     [finding] = lint_source(source, str(path), dl201).findings
     assert "(SharedChecks defines 1 test: test_shared)" in finding.message
     # Once the module defines no tests, the base goes with the moved test, and DL201 says so.
-    (tmp_path / "shared_checks.py").write_text("class SharedChecks:\n    def _helper(self):\n        pass\n")
+    (tmp_path / "shared_checks.py").write_text(
+        "class SharedChecks:\n    def _helper(self):\n        pass\n"
+    )
     moved = migrate_source(source, str(path))
     assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
-    assert "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)" in moved.migrated.decode()
+    assert (
+        "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)"
+        in moved.migrated.decode()
+    )
     [finding] = lint_source(source, str(path), dl201).findings
     assert "; migratable:" in finding.message
 
@@ -856,22 +1057,33 @@ def test_torch_runtime_concrete_classes_derive_from_torchs_class_directly() -> N
     must never derive from another one (pytorch/pytorch#191745); the tests come from a mixin."""
     result = _migrate(FIXTURES / "test_gloo_subclass_env.py", "torch")
     module = cst.parse_module(result.migrated)
-    classes = {s.name.value: [code for code in (cst.Module([]).code_for_node(b.value) for b in s.bases)]
-               for s in module.body if isinstance(s, cst.ClassDef)}
+    classes = {
+        s.name.value: [code for code in (cst.Module([]).code_for_node(b.value) for b in s.bases)]
+        for s in module.body
+        if isinstance(s, cst.ClassDef)
+    }
     concrete = {name for name, bases in classes.items() if "MultiProcContinuousTest" in bases}
-    assert concrete == {"GlooCollectivesTestContinuous", "GlooCollectivesWideTestContinuous",
-                        "GlooCollectivesFlagTestContinuous"}
+    assert concrete == {
+        "GlooCollectivesTestContinuous",
+        "GlooCollectivesWideTestContinuous",
+        "GlooCollectivesFlagTestContinuous",
+    }
     for name in concrete:
         assert classes[name] == ["GlooCollectivesTestContinuousTests", "MultiProcContinuousTest"]
     assert classes["GlooCollectivesTestContinuousTests"] == []
     # The environment the per-test setUp set before spawning is set around torch's spawn.
-    assert 'unittest.mock.patch.dict(os.environ, {"DISTLINT_FIXTURE_FLAG": "1"})' in result.migrated.decode()
+    assert (
+        'unittest.mock.patch.dict(os.environ, {"DISTLINT_FIXTURE_FLAG": "1"})'
+        in result.migrated.decode()
+    )
 
 
 def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
     """``super(Class, self)`` in a member that moves becomes ``super()``; one that names another
     class, or sits in a nested scope (no ``__class__`` there), keeps the class in place."""
-    source = PER_TEST_HEADER + '''
+    source = (
+        PER_TEST_HEADER
+        + """
     class Helpers:
         def _tensor(self):
             return torch.ones(2)
@@ -890,18 +1102,29 @@ def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
             dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
             t = self._tensor()
             dist.all_reduce(t)
-    '''
+    """
+    )
     result = _source_result(source)
     assert result.report.classes[0].moved == ["test_all_reduce"]
     migrated = result.migrated.decode()
-    assert "return super()._tensor() * 2" in migrated and "super(DistributedDataParallelTest" not in migrated
-    for blocked in ("super(Helpers, self)._tensor()", "[super(DistributedDataParallelTest, self) for _ in (1,)][0]._tensor()"):
-        refused = _source_result(source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked))
+    assert (
+        "return super()._tensor() * 2" in migrated
+        and "super(DistributedDataParallelTest" not in migrated
+    )
+    for blocked in (
+        "super(Helpers, self)._tensor()",
+        "[super(DistributedDataParallelTest, self) for _ in (1,)][0]._tensor()",
+    ):
+        refused = _source_result(
+            source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked)
+        )
         assert not refused.changed
         assert {left.code for left in refused.report.classes[0].left} == {"class-body"}
 
 
-OPTIONS_VARIANTS = PER_TEST_HEADER + '''
+OPTIONS_VARIANTS = (
+    PER_TEST_HEADER
+    + """
     class GlooTest(MultiProcessTestCase):
         def setUp(self):
             super().setUp()
@@ -936,7 +1159,8 @@ OPTIONS_VARIANTS = PER_TEST_HEADER + '''
         def test_computed(self):
             pg = self._pg(self.opts(threads=self.rank + 1))
             pg.barrier().wait()
-'''
+"""
+)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -945,46 +1169,74 @@ def test_options_variants_get_a_continuous_class_each(runtime: str) -> None:
     options that are not literal keyword values stay, with their reason."""
     result = _source_result(OPTIONS_VARIANTS, runtime)
     [entry] = result.report.classes
-    assert entry.continuous_classes() == ["GlooTestContinuous", "GlooTestThreads8Continuous",
-                                          "GlooTestThreads4Timeout1_0Continuous"]
+    assert entry.continuous_classes() == [
+        "GlooTestContinuous",
+        "GlooTestThreads8Continuous",
+        "GlooTestThreads4Timeout1_0Continuous",
+    ]
     assert entry.moved == ["test_default", "test_eight", "test_eight_again", "test_four_threads"]
-    assert entry.moved_to == {"test_eight": "GlooTestThreads8Continuous",
-                              "test_eight_again": "GlooTestThreads8Continuous",
-                              "test_four_threads": "GlooTestThreads4Timeout1_0Continuous"}
+    assert entry.moved_to == {
+        "test_eight": "GlooTestThreads8Continuous",
+        "test_eight_again": "GlooTestThreads8Continuous",
+        "test_four_threads": "GlooTestThreads4Timeout1_0Continuous",
+    }
     assert [(left.test, left.code) for left in entry.left] == [("test_computed", "custom-options")]
     module = cst.parse_module(result.migrated.decode())
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
-    tests = {name: sorted(f.name.value for f in cls.body.body
-                          if isinstance(f, cst.FunctionDef) and f.name.value.startswith("test"))
-             for name, cls in classes.items()}
+    tests = {
+        name: sorted(
+            f.name.value
+            for f in cls.body.body
+            if isinstance(f, cst.FunctionDef) and f.name.value.startswith("test")
+        )
+        for name, cls in classes.items()
+    }
     assert tests["GlooTestThreads8Continuous"] == ["test_eight", "test_eight_again"]
     assert tests["GlooTestThreads4Timeout1_0Continuous"] == ["test_four_threads"]
     assert tests["GlooTestContinuous"] == ["test_default"]
     # The variant's opts() builds the shared PG with its own value, through the class's opts().
-    opts = next(f for f in classes["GlooTestThreads4Timeout1_0Continuous"].body.body
-                if isinstance(f, cst.FunctionDef) and f.name.value == "opts")
-    assert cst.Module([]).code_for_node(opts.params).replace(" ", "") == "cls,threads=4,timeout=1.0,**kwargs"
-    assert "super().opts(threads=threads, timeout=timeout, **kwargs)" in cst.Module([]).code_for_node(opts)
+    opts = next(
+        f
+        for f in classes["GlooTestThreads4Timeout1_0Continuous"].body.body
+        if isinstance(f, cst.FunctionDef) and f.name.value == "opts"
+    )
+    assert (
+        cst.Module([]).code_for_node(opts.params).replace(" ", "")
+        == "cls,threads=4,timeout=1.0,**kwargs"
+    )
+    assert "super().opts(threads=threads, timeout=timeout, **kwargs)" in cst.Module(
+        []
+    ).code_for_node(opts)
     # Every variant class derives from the shared mixin and the continuous base directly.
     for name in entry.continuous_classes():
         assert [cst.Module([]).code_for_node(b.value) for b in classes[name].bases] == [
-            "GlooTestMixin", "MultiProcContinuousTest"]
+            "GlooTestMixin",
+            "MultiProcContinuousTest",
+        ]
 
 
 def test_options_variants_of_a_subclass_follow_its_base() -> None:
     """A subclass inheriting a variant test gets a variant class deriving from its base's."""
-    source = OPTIONS_VARIANTS + '''
+    source = (
+        OPTIONS_VARIANTS
+        + """
     class GlooLazyTest(GlooTest):
         lazy = True
-'''
+"""
+    )
     result = _source_result(source)
     report = {entry.name: entry for entry in result.report.classes}
     assert report["GlooLazyTest"].continuous_classes() == [
-        "GlooLazyTestContinuous", "GlooLazyTestThreads8Continuous", "GlooLazyTestThreads4Timeout1_0Continuous"]
+        "GlooLazyTestContinuous",
+        "GlooLazyTestThreads8Continuous",
+        "GlooLazyTestThreads4Timeout1_0Continuous",
+    ]
     text = result.migrated.decode()
     assert "class GlooLazyTestThreads8Continuous(GlooTestThreads8Continuous):" in text
     # A variant test defined in the subclass itself stays (mechanical: no class of its own there).
-    own = source + '''
+    own = (
+        source
+        + """
         def test_lazy(self):
             pg = self._pg(self.opts())
             pg.barrier().wait()
@@ -992,16 +1244,20 @@ def test_options_variants_of_a_subclass_follow_its_base() -> None:
         def test_sixteen(self):
             pg = self._pg(self.opts(threads=16))
             pg.barrier().wait()
-'''
+"""
+    )
     report = {entry.name: entry for entry in _source_result(own).report.classes}
     assert report["GlooLazyTest"].moved == ["test_lazy"]
-    assert [(l.test, l.code) for l in report["GlooLazyTest"].left] == [("test_sixteen", "options-variant")]
+    assert [(l.test, l.code) for l in report["GlooLazyTest"].left] == [
+        ("test_sixteen", "options-variant")
+    ]
 
 
 def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -> None:
     """A test whose PG is made in a helper of a base from another module (test_c10d_common's
     AbstractCommTest) stays, and the report says where the PG it cannot see may come from."""
-    (tmp_path / "common_comm.py").write_text(textwrap.dedent("""
+    (tmp_path / "common_comm.py").write_text(
+        textwrap.dedent("""
         import torch.distributed as dist
 
 
@@ -1010,7 +1266,8 @@ def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -
                 dist.init_process_group(backend, rank=self.rank, world_size=self.world_size,
                                         init_method=f"file://{self.file_name}")
                 dist.destroy_process_group()
-    """))
+    """)
+    )
     source = textwrap.dedent("""
         import common_comm
         import torch.distributed as dist
@@ -1036,9 +1293,12 @@ def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -
     result = migrate_source(source, str(tmp_path / "test_comm.py"))
     (report,) = result.report.classes
     left = {entry.test: entry for entry in report.left}
-    assert {name: entry.code for name, entry in left.items()} == {"test_sequence_num_gloo": "no-pg",
-                                                                  "test_rank_is_set": "no-pg"}
+    assert {name: entry.code for name, entry in left.items()} == {
+        "test_sequence_num_gloo": "no-pg",
+        "test_rank_is_set": "no-pg",
+    }
     assert left["test_sequence_num_gloo"].text == (
         "creates no process group distlint can see; it calls _test_sequence_num of "
-        "common_comm.AbstractCommTest, from another module, which distlint does not analyse")
+        "common_comm.AbstractCommTest, from another module, which distlint does not analyse"
+    )
     assert left["test_rank_is_set"].text == "creates no process group, nothing to share"

@@ -43,13 +43,16 @@ RUNTIMES = ("distlint", "torch")
 #: subclass/environment structure torch's class needs (a tests mixin, the environment set around
 #: torch's spawn) is only proven by running it; DISTLINT_TEST_TORCH_RUNTIME=1 adds the others.
 TORCH_RUNTIME_FIXTURES = ("test_gloo_subclass_env.py", "test_gloo_c10d_shaped.py") + (
-    ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ())
+    ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
+)
 #: Fixtures always also run on torch's continuous base: the DTensor one (torch's
 #: DTensorContinuousTestBase and LocalDTensorContinuousTestBase are what PyTorch's own files
 #: convert to). The FSDP and DistributedTestBase ones with DISTLINT_TEST_TORCH_RUNTIME=1.
 TORCH_RUNTIME_FIXTURES += ("test_gloo_dtensor_ops.py",) + (
     ("test_gloo_fsdp_style.py", "test_gloo_distributed_base.py")
-    if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ())
+    if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1"
+    else ()
+)
 #: Fixtures whose every test needs an accelerator per rank (FSDPTest's world size): on a CPU
 #: machine the proof is that the same tests skip, on both sides, through the skip registry.
 NEEDS_ACCELERATORS = ("test_gloo_fsdp_style.py",)
@@ -80,16 +83,30 @@ def _run(script: Path, fast_start: bool = False) -> Run:
     # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare.
     for name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
         env.pop(name, None)
-    command = [sys.executable, str(RECORDER), *(["--fast-start"] if fast_start else []), str(report), script.name]
+    command = [
+        sys.executable,
+        str(RECORDER),
+        *(["--fast-start"] if fast_start else []),
+        str(report),
+        script.name,
+    ]
     # Its own session, so that a timeout kills the workers too.
-    process = subprocess.Popen(command, cwd=script.parent, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        cwd=script.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _kill_session(process)
         output, _ = process.communicate()
-        raise AssertionError(f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}")
+        raise AssertionError(
+            f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}"
+        )
     finally:
         _kill_session(process)  # leftovers of a run that exited (workers must not outlive it)
     return Run(read_outcomes(report), process.returncode, output.decode(errors="replace"))
@@ -116,14 +133,21 @@ def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
         jobs[(fixture.name, "original")] = (original_dir / fixture.name, {})
         for runtime in _runtimes(fixture.name):
             result = migrate_source(source, str(fixture), options=MigrateOptions(runtime=runtime))
-            assert result.error is None and result.changed, f"{fixture.name} ({runtime}) must migrate"
+            assert result.error is None and result.changed, (
+                f"{fixture.name} ({runtime}) must migrate"
+            )
             directory = base / fixture.stem / runtime
             directory.mkdir()
             _copy_siblings(directory)
             (directory / fixture.name).write_bytes(result.migrated)
             renamed = {new: c.name for c in result.report.classes for new in c.continuous_classes()}
             # A create_local_tensor_test_class twin of a moved class (local_tensor_name of either).
-            renamed.update({local_tensor_name(new): local_tensor_name(old) for new, old in list(renamed.items())})
+            renamed.update(
+                {
+                    local_tensor_name(new): local_tensor_name(old)
+                    for new, old in list(renamed.items())
+                }
+            )
             jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
         # Every side with fast start: the per-test tests a migrated file keeps run exactly as the
@@ -162,7 +186,9 @@ def _runtimes(fixture: str) -> Tuple[str, ...]:
     return RUNTIMES if fixture in TORCH_RUNTIME_FIXTURES else RUNTIMES[:1]
 
 
-@pytest.mark.parametrize("fixture, runtime", [(f.name, r) for f in GLOO_FIXTURES for r in _runtimes(f.name)])
+@pytest.mark.parametrize(
+    "fixture, runtime", [(f.name, r) for f in GLOO_FIXTURES for r in _runtimes(f.name)]
+)
 def test_migrated_file_passes_and_skips_the_same_tests(runs, fixture: str, runtime: str) -> None:
     original, migrated = runs[(fixture, "original")], runs[(fixture, runtime)]
     for name, run in (("original", original), (runtime, migrated)):
@@ -173,7 +199,8 @@ def test_migrated_file_passes_and_skips_the_same_tests(runs, fixture: str, runti
         else:
             assert outcomes.get("passed"), f"{fixture} ({name}): no test passed:\n{run.tail()}"
         assert not outcomes.get("failed") and not outcomes.get("error"), (
-            f"{fixture} ({name}) had failures: {outcomes}\n{run.tail(6000)}")
+            f"{fixture} ({name}) had failures: {outcomes}\n{run.tail(6000)}"
+        )
         assert run.code == 0, f"{fixture} ({name}) exited {run.code}:\n{run.tail()}"
     before, after = _by_outcome(original), _by_outcome(migrated)
     assert after.get("passed") == before.get("passed")
@@ -189,7 +216,8 @@ def test_fixtures_exercise_skips_and_subclasses(runs) -> None:
         outcome == "skipped" and test_id.split(".")[0] in run.renamed
         for fixture in GLOO_FIXTURES
         for run in [runs[(fixture.name, "distlint")]]
-        for test_id, outcome in run.outcomes.items())
+        for test_id, outcome in run.outcomes.items()
+    )
     assert skipped_moved
     helper = runs[("test_gloo_helper_pg.py", "distlint")].renamed
     assert helper.get("ProcessGroupGlooLazyInitTestContinuous") == "ProcessGroupGlooLazyInitTest"
@@ -199,7 +227,8 @@ def test_recorder_reports_each_outcome_of_the_main_block_run(tmp_path) -> None:
     """The recorder runs a file's own main block (argv and all) and reports every outcome; a
     test reported several times (a failed subtest) counts its worst outcome."""
     script = tmp_path / "test_sample.py"
-    script.write_text(textwrap.dedent('''
+    script.write_text(
+        textwrap.dedent("""
         import sys
         import unittest
 
@@ -225,12 +254,22 @@ def test_recorder_reports_each_outcome_of_the_main_block_run(tmp_path) -> None:
         if __name__ == "__main__":
             print("a library warning on stdout: ran 99 tests, OK")
             unittest.main(argv=sys.argv)
-    '''))
+    """)
+    )
     report = tmp_path / "report.jsonl"
-    done = subprocess.run([sys.executable, str(RECORDER), str(report), script.name, "ATest"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(RECORDER), str(report), script.name, "ATest"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
-    assert read_outcomes(report) == {"ATest.test_pass": "passed", "ATest.test_skip": "skipped",
-                                     "ATest.test_fail": "failed", "ATest.test_error": "error",
-                                     "ATest.test_subtest": "failed"}
+    assert read_outcomes(report) == {
+        "ATest.test_pass": "passed",
+        "ATest.test_skip": "skipped",
+        "ATest.test_fail": "failed",
+        "ATest.test_error": "error",
+        "ATest.test_subtest": "failed",
+    }
     assert read_outcomes(tmp_path / "missing.jsonl") == {}

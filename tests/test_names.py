@@ -66,87 +66,161 @@ def _resolve(source: str, written: str, occurrence: int):
 
 
 SHAPES = {
-    "import-as": ("import torch.distributed as dist\ndist.init_process_group('gloo')\n",
-                  "dist.init_process_group", {"torch.distributed.init_process_group"}),
-    "import-dotted-binds-head": ("import torch.distributed\ntorch.distributed.barrier()\n",
-                                 "torch.distributed.barrier", {"torch.distributed.barrier"}),
-    "import-dotted-head-alone": ("import torch.distributed\ntorch.cuda\n", "torch.cuda", {"torch.cuda"}),
-    "from-import-as": ("from torch.distributed import init_process_group as ipg\nipg()\n",
-                       "ipg", {"torch.distributed.init_process_group"}),
+    "import-as": (
+        "import torch.distributed as dist\ndist.init_process_group('gloo')\n",
+        "dist.init_process_group",
+        {"torch.distributed.init_process_group"},
+    ),
+    "import-dotted-binds-head": (
+        "import torch.distributed\ntorch.distributed.barrier()\n",
+        "torch.distributed.barrier",
+        {"torch.distributed.barrier"},
+    ),
+    "import-dotted-head-alone": (
+        "import torch.distributed\ntorch.cuda\n",
+        "torch.cuda",
+        {"torch.cuda"},
+    ),
+    "from-import-as": (
+        "from torch.distributed import init_process_group as ipg\nipg()\n",
+        "ipg",
+        {"torch.distributed.init_process_group"},
+    ),
     "relative": ("from .common import helper\nhelper()\n", "helper", {".common.helper"}),
-    "relative-dots-only": ("from .. import common\ncommon.helper()\n", "common.helper", {"..common.helper"}),
-    "star-import": ("from torch.distributed import *\ninit_process_group()\n", "init_process_group", set()),
-    "import-in-method": ("""
+    "relative-dots-only": (
+        "from .. import common\ncommon.helper()\n",
+        "common.helper",
+        {"..common.helper"},
+    ),
+    "star-import": (
+        "from torch.distributed import *\ninit_process_group()\n",
+        "init_process_group",
+        set(),
+    ),
+    "import-in-method": (
+        """
         class T:
             def test_a(self):
                 import torch.distributed as c10d
                 c10d.init_process_group("gloo")
-        """, "c10d.init_process_group", {"torch.distributed.init_process_group"}),
-    "import-in-try": ("""
+        """,
+        "c10d.init_process_group",
+        {"torch.distributed.init_process_group"},
+    ),
+    "import-in-try": (
+        """
         try:
             from torch.testing._internal.common_distributed import MultiProcessTestCase as Base
         except ImportError:
             from distlint.runtime import MultiProcessTestCase as Base
         class T(Base):
             pass
-        """, "Base", {"torch.testing._internal.common_distributed.MultiProcessTestCase",
-                      "distlint.runtime.MultiProcessTestCase"}),
-    "import-in-if": ("""
+        """,
+        "Base",
+        {
+            "torch.testing._internal.common_distributed.MultiProcessTestCase",
+            "distlint.runtime.MultiProcessTestCase",
+        },
+    ),
+    "import-in-if": (
+        """
         if True:
             import torch.distributed as dist
         dist.barrier()
-        """, "dist.barrier", {"torch.distributed.barrier"}),
+        """,
+        "dist.barrier",
+        {"torch.distributed.barrier"},
+    ),
     "module-def": ("def helper():\n    pass\nhelper()\n", "helper", {"helper"}),
     "module-class": ("class Base:\n    pass\nclass T(Base):\n    pass\n", "Base", {"Base"}),
     "builtin": ("print(len([]))\n", "len", {"builtins.len"}),
-    "attribute-chain": ("import torch.distributed as dist\ndist.distributed_c10d.init_process_group()\n",
-                        "dist.distributed_c10d.init_process_group",
-                        {"torch.distributed.distributed_c10d.init_process_group"}),
-    "shadowed-by-parameter": ("""
+    "attribute-chain": (
+        "import torch.distributed as dist\ndist.distributed_c10d.init_process_group()\n",
+        "dist.distributed_c10d.init_process_group",
+        {"torch.distributed.distributed_c10d.init_process_group"},
+    ),
+    "shadowed-by-parameter": (
+        """
         import torch.distributed as dist
         def f(dist):
             dist.barrier()
-        """, "dist.barrier", {"f.<locals>.dist.barrier"}),
-    "shadowed-by-local-assignment": ("""
+        """,
+        "dist.barrier",
+        {"f.<locals>.dist.barrier"},
+    ),
+    "shadowed-by-local-assignment": (
+        """
         import torch.distributed as dist
         def f():
             dist = object()
             dist.barrier()
-        """, "dist.barrier", {"f.<locals>.dist.barrier"}),
-    "read-before-local-assignment": ("""
+        """,
+        "dist.barrier",
+        {"f.<locals>.dist.barrier"},
+    ),
+    "read-before-local-assignment": (
+        """
         import os
         def f():
             os.environ
             os = None
-        """, "os.environ", {"f.<locals>.os.environ"}),
-    "name-read-before-rebinding": ("""
+        """,
+        "os.environ",
+        {"f.<locals>.os.environ"},
+    ),
+    "name-read-before-rebinding": (
+        """
         import os
         def f():
             os
             os = None
-        """, "os", {"os"}, 1),  # the read (0 is the import)
-    "method-local-in-class": ("""
+        """,
+        "os",
+        {"os"},
+        1,
+    ),  # the read (0 is the import)
+    "method-local-in-class": (
+        """
         class T:
             def helper(self):
                 pass
             def test(self):
                 helper()
-        """, "helper", set()),
-    "global-in-function": ("""
+        """,
+        "helper",
+        set(),
+    ),
+    "global-in-function": (
+        """
         def f():
             global pg
             pg = 1
         pg
-        """, "pg", {"pg"}),
-    "comprehension-variable": ("import os\n[os for os in range(3)]\n", "os", {"<comprehension>.os"}),
-    "lambda-parameter": ("import os\nf = lambda os: os.environ\n", "os.environ", {"<locals>.os.environ"}),
-    "except-as": ("""
+        """,
+        "pg",
+        {"pg"},
+    ),
+    "comprehension-variable": (
+        "import os\n[os for os in range(3)]\n",
+        "os",
+        {"<comprehension>.os"},
+    ),
+    "lambda-parameter": (
+        "import os\nf = lambda os: os.environ\n",
+        "os.environ",
+        {"<locals>.os.environ"},
+    ),
+    "except-as": (
+        """
         import e
         try:
             pass
         except Exception as e:
             e.args
-        """, "e.args", {"e.args"}),
+        """,
+        "e.args",
+        {"e.args"},
+    ),
     "unbound": ("undefined_thing()\n", "undefined_thing", set()),
 }
 
@@ -188,14 +262,20 @@ def test_map_is_cached_per_wrapper():
 
 # -- every node of every fixture and example ------------------------------------------------------
 
+
 def _example_sources() -> List[str]:
-    return [textwrap.dedent(example.code) for rule in all_rules()
-            for example in (*rule.VALID, *rule.INVALID)]
+    return [
+        textwrap.dedent(example.code)
+        for rule in all_rules()
+        for example in (*rule.VALID, *rule.INVALID)
+    ]
 
 
 def _sources() -> List[pytest.param]:
-    return ([pytest.param(path.read_text(), id=str(path.relative_to(ROOT))) for path in FIXTURES]
-            + [pytest.param(source, id=f"example-{index}") for index, source in enumerate(_example_sources())])
+    return [pytest.param(path.read_text(), id=str(path.relative_to(ROOT))) for path in FIXTURES] + [
+        pytest.param(source, id=f"example-{index}")
+        for index, source in enumerate(_example_sources())
+    ]
 
 
 @pytest.mark.parametrize("source", _sources())
@@ -216,6 +296,7 @@ def test_every_node_resolves_like_the_provider(source):
 
 # -- differential: what the rules and the migrator conclude ---------------------------------------
 
+
 def _fixture_config(path: Path) -> Config:
     return ConfigResolver().for_file(path).config
 
@@ -225,9 +306,13 @@ def test_analysis_lint_and_migrate_identical_with_the_provider(path):
     source = path.read_bytes()
     config = _fixture_config(path)
     module = cst.parse_module(source)  # one module for both: analyses compare node for node
-    cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path)))
+    cheap = analyze_module(
+        MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path))
+    )
     with use_libcst_provider():
-        real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path)))
+        real = analyze_module(
+            MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path))
+        )
     assert cheap == real
     assert repr(cheap) == repr(real)
 
@@ -253,8 +338,11 @@ def test_migration_identical_with_the_provider(path):
 
 def test_differential_covers_per_test_pg_files():
     """The differential above is not vacuous: fixtures with PG findings are among them."""
-    codes = {finding.code for path in FIXTURES
-             for finding in lint_source(path.read_bytes(), str(path), _fixture_config(path)).findings}
+    codes = {
+        finding.code
+        for path in FIXTURES
+        for finding in lint_source(path.read_bytes(), str(path), _fixture_config(path)).findings
+    }
     assert {"DL201", "DL202"} <= codes
 
 
@@ -264,16 +352,25 @@ def test_rule_examples_identical_with_the_provider(rule):
         source = textwrap.dedent(example.code).encode()
         config = Config.from_table({"select": [rule.code], **example.config}, source="<example>")
         module = cst.parse_module(source)
-        cheap = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path))
+        cheap = analyze_module(
+            MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path)
+        )
         with use_libcst_provider():
-            real = analyze_module(MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path))
+            real = analyze_module(
+                MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path)
+            )
             linted_real = lint_source(source, example.path, config, [rule], prescreen=False)
         assert cheap == real
-        assert lint_source(source, example.path, config, [rule], prescreen=False).findings == linted_real.findings
+        assert (
+            lint_source(source, example.path, config, [rule], prescreen=False).findings
+            == linted_real.findings
+        )
 
 
 def test_qualified_names_helper_reads_the_resolver():
     module = cst.parse_module("import torch.distributed as dist\ndist.init_process_group('gloo')\n")
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     call = module.body[1].body[0].value
-    assert qualified_names(qualified_name_map(wrapper), call) == {"torch.distributed.init_process_group"}
+    assert qualified_names(qualified_name_map(wrapper), call) == {
+        "torch.distributed.init_process_group"
+    }

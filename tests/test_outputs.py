@@ -14,17 +14,21 @@ from distlint.rules import all_rules
 
 TWO_FINDINGS = MISSPELLED_BASE_SOURCE + (
     "\nimport torch.testing._internal.common_distributed as cd\n\n\nclass TestMore(cd.MultiProcContinousTest):\n"
-    "    pass\n")
+    "    pass\n"
+)
 
 
 @pytest.fixture
 def tree(tmp_path):
-    write_tree(tmp_path, {
-        "tests/test_one.py": MISSPELLED_BASE_SOURCE,
-        "tests/test_two.py": TWO_FINDINGS,
-        "tests/test_clean.py": CLEAN_SOURCE,
-        "tests/test_broken.py": "def f(:\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "tests/test_one.py": MISSPELLED_BASE_SOURCE,
+            "tests/test_two.py": TWO_FINDINGS,
+            "tests/test_clean.py": CLEAN_SOURCE,
+            "tests/test_broken.py": "def f(:\n",
+        },
+    )
     return tmp_path
 
 
@@ -39,7 +43,10 @@ def test_json_is_a_sorted_list_of_objects_with_stable_fields(run_cli, tree):
     findings = json.loads(out)
     assert [tuple(item) for item in findings] == [json_output.FIELDS] * 3
     assert [(f["path"], f["line"], f["column"]) for f in findings] == [
-        ("tests/test_one.py", 1, 56), ("tests/test_two.py", 1, 56), ("tests/test_two.py", 11, 16)]
+        ("tests/test_one.py", 1, 56),
+        ("tests/test_two.py", 1, 56),
+        ("tests/test_two.py", 11, 16),
+    ]
     first = findings[0]
     assert first["code"] == "DL302" and first["name"] == "misspelled-continuous-base"
     assert first["fixable"] is True
@@ -56,19 +63,38 @@ def test_lintrunner_one_message_per_line_with_whole_file_fix(run_cli, tree):
     status, out, _ = run_cli("check", "--format", "lintrunner", "--select", "DL302")
     assert status == 0  # lintrunner's protocol: problems are messages, the linter exits 0
     messages = [json.loads(line) for line in out.splitlines()]
-    fields = ["path", "line", "char", "code", "severity", "name", "original", "replacement", "description"]
+    fields = [
+        "path",
+        "line",
+        "char",
+        "code",
+        "severity",
+        "name",
+        "original",
+        "replacement",
+        "description",
+    ]
     assert all(list(message) == fields for message in messages)
     errors = [m for m in messages if m["code"] == "DISTLINT"]
-    assert [(m["path"], m["name"], m["line"]) for m in errors] == [("tests/test_broken.py", "file-error", None)]
+    assert [(m["path"], m["name"], m["line"]) for m in errors] == [
+        ("tests/test_broken.py", "file-error", None)
+    ]
     findings = [m for m in messages if m["code"] == "DL302"]
     assert [(m["path"], m["line"], m["char"]) for m in findings] == [
-        ("tests/test_one.py", 1, 56), ("tests/test_two.py", 1, 56), ("tests/test_two.py", 11, 16)]
-    assert all(m["severity"] == "error" and m["name"] == "misspelled-continuous-base" for m in findings)
+        ("tests/test_one.py", 1, 56),
+        ("tests/test_two.py", 1, 56),
+        ("tests/test_two.py", 11, 16),
+    ]
+    assert all(
+        m["severity"] == "error" and m["name"] == "misspelled-continuous-base" for m in findings
+    )
     # The whole-file fix rides on the first fixable message of each file, once.
     assert findings[0]["original"] == MISSPELLED_BASE_SOURCE
     assert findings[0]["replacement"] == MISSPELLED_BASE_FIXED
     assert findings[1]["original"] == TWO_FINDINGS
-    assert findings[1]["replacement"] == TWO_FINDINGS.replace("MultiProcContinousTest", "MultiProcContinuousTest")
+    assert findings[1]["replacement"] == TWO_FINDINGS.replace(
+        "MultiProcContinousTest", "MultiProcContinuousTest"
+    )
     assert findings[2]["original"] is None and findings[2]["replacement"] is None
     assert "fixable" in findings[0]["description"]
     # Nothing was written.
@@ -79,7 +105,11 @@ def test_lintrunner_reports_a_missing_path_as_a_message_and_exit_2(run_cli, tree
     status, out, _ = run_cli("check", "--format", "lintrunner", "nope.py")
     assert status == 2
     message = json.loads(out.splitlines()[0])
-    assert (message["path"], message["code"], message["name"]) == ("nope.py", "DISTLINT", "path-error")
+    assert (message["path"], message["code"], message["name"]) == (
+        "nope.py",
+        "DISTLINT",
+        "path-error",
+    )
 
 
 def test_sarif_2_1_0_structure(run_cli, tree):
@@ -124,10 +154,15 @@ def test_github_annotations(run_cli, tree):
     status, out, _ = run_cli("check", "--format", "github", "--select", "DL302")
     assert status == 1
     lines = out.splitlines()
-    assert lines[0] == "::error file=tests/test_broken.py,title=distlint::tests/test_broken.py%3A error%3A syntax " \
+    assert (
+        lines[0]
+        == "::error file=tests/test_broken.py,title=distlint::tests/test_broken.py%3A error%3A syntax "
         "error at 1%3A7%3A invalid syntax".replace("%3A", ":")
-    pattern = re.compile(r"^::error file=tests/test_\w+\.py,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,"
-                         r"title=DL302::DL302 .+$")
+    )
+    pattern = re.compile(
+        r"^::error file=tests/test_\w+\.py,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,"
+        r"title=DL302::DL302 .+$"
+    )
     assert all(pattern.match(line) for line in lines[1:]), lines
     assert len(lines) == 4
     assert lines[1].startswith("::error file=tests/test_one.py,line=1,col=56,")

@@ -19,7 +19,13 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.pg.eligibility import code
-from distlint.analysis.model import ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, Reason
+from distlint.analysis.model import (
+    ClassAnalysis,
+    CreationKind,
+    ExecutionModel,
+    ModuleAnalysis,
+    Reason,
+)
 from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module
 from distlint.config import Config, ConfigResolver
@@ -48,7 +54,9 @@ SPAWN = """\
 
 
 def analyse(source: str, config: Config = Config()) -> ModuleAnalysis:
-    return analyze_module(MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config, ExternalBases(None))
+    return analyze_module(
+        MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config, ExternalBases(None)
+    )
 
 
 def only_class(source: str, config: Config = Config()) -> ClassAnalysis:
@@ -58,8 +66,14 @@ def only_class(source: str, config: Config = Config()) -> ClassAnalysis:
 
 
 def per_test_class(body: str, extra: str = "", header: str = HEADER) -> str:
-    return header + extra + "\n\nclass TestPG(MultiProcessTestCase):\n    world_size = 2\n\n" + SPAWN + "\n" + textwrap.indent(
-        textwrap.dedent(body), "    ")
+    return (
+        header
+        + extra
+        + "\n\nclass TestPG(MultiProcessTestCase):\n    world_size = 2\n\n"
+        + SPAWN
+        + "\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+    )
 
 
 def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
@@ -68,9 +82,17 @@ def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
 
 # -- execution models -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("source,model,why", [
-    (per_test_class("def test_x(self):\n    pass\n"), ExecutionModel.PER_TEST_SPAWN, "setUp calls self._spawn_processes()"),
-    ("""
+
+@pytest.mark.parametrize(
+    "source,model,why",
+    [
+        (
+            per_test_class("def test_x(self):\n    pass\n"),
+            ExecutionModel.PER_TEST_SPAWN,
+            "setUp calls self._spawn_processes()",
+        ),
+        (
+            """
      from torch.testing._internal.common_distributed import MultiProcessTestCase
      class Base(MultiProcessTestCase):
          def setUp(self):
@@ -79,32 +101,52 @@ def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
      class TestX(Base):
          def test_x(self):
              pass
-     """, ExecutionModel.PER_TEST_SPAWN, "setUp of Base calls self._fork_processes()"),
-    ("""
+     """,
+            ExecutionModel.PER_TEST_SPAWN,
+            "setUp of Base calls self._fork_processes()",
+        ),
+        (
+            """
      from torch.testing._internal.common_fsdp import FSDPTest
      class TestX(FSDPTest):
          def test_x(self):
              pass
-     """, ExecutionModel.PER_TEST_SPAWN, "derives from FSDPTest"),
-    ("""
+     """,
+            ExecutionModel.PER_TEST_SPAWN,
+            "derives from FSDPTest",
+        ),
+        (
+            """
      import torch.testing._internal.common_distributed as cd
      class TestX(cd.MultiProcContinousTest):
          def test_x(self):
              pass
-     """, ExecutionModel.CONTINUOUS, "derives from MultiProcContinousTest"),
-    ("""
+     """,
+            ExecutionModel.CONTINUOUS,
+            "derives from MultiProcContinousTest",
+        ),
+        (
+            """
      from distlint.runtime import MultiProcContinuousTest as Continuous
      class TestX(Continuous):
          def test_x(self):
              pass
-     """, ExecutionModel.CONTINUOUS, "derives from MultiProcContinuousTest"),
-    ("""
+     """,
+            ExecutionModel.CONTINUOUS,
+            "derives from MultiProcContinuousTest",
+        ),
+        (
+            """
      from torch.testing._internal.distributed._tensor.common_dtensor import DTensorContinuousTestBase
      class TestX(DTensorContinuousTestBase):
          def test_x(self):
              pass
-     """, ExecutionModel.CONTINUOUS, "derives from DTensorContinuousTestBase"),
-    ("""
+     """,
+            ExecutionModel.CONTINUOUS,
+            "derives from DTensorContinuousTestBase",
+        ),
+        (
+            """
      from torch.testing._internal.common_distributed import MultiThreadedTestCase
      class TestX(MultiThreadedTestCase):
          def setUp(self):
@@ -112,20 +154,32 @@ def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
              self._spawn_threads()
          def test_x(self):
              pass
-     """, ExecutionModel.THREADED, "derives from MultiThreadedTestCase"),
-    ("""
+     """,
+            ExecutionModel.THREADED,
+            "derives from MultiThreadedTestCase",
+        ),
+        (
+            """
      from torch.testing._internal.common_distributed import MultiProcessTestCase
      class TestX(MultiProcessTestCase):
          def test_x(self):
              pass
-     """, ExecutionModel.PLAIN, "no multi-process base"),
-    ("""
+     """,
+            ExecutionModel.PLAIN,
+            "no multi-process base",
+        ),
+        (
+            """
      import unittest
      class TestX(unittest.TestCase):
          def test_x(self):
              pass
-     """, ExecutionModel.PLAIN, "no multi-process base"),
-])
+     """,
+            ExecutionModel.PLAIN,
+            "no multi-process base",
+        ),
+    ],
+)
 def test_execution_model(source, model, why):
     analysis = only_class(source)
     assert analysis.model is model
@@ -133,9 +187,12 @@ def test_execution_model(source, model, why):
 
 
 def test_config_bases_decide_the_model():
-    config = Config(per_test_bases=("torchrec.distributed.test_utils.multi_process.MultiProcessTestBase",),
-                    continuous_bases=("SharedPGBase",))
-    module = analyse("""
+    config = Config(
+        per_test_bases=("torchrec.distributed.test_utils.multi_process.MultiProcessTestBase",),
+        continuous_bases=("SharedPGBase",),
+    )
+    module = analyse(
+        """
         from torchrec.distributed.test_utils.multi_process import MultiProcessTestBase
         from mysuite.common import SharedPGBase
         class TestA(MultiProcessTestBase):
@@ -144,7 +201,9 @@ def test_config_bases_decide_the_model():
         class TestB(SharedPGBase):
             def test_b(self):
                 pass
-        """, config)
+        """,
+        config,
+    )
     assert module.by_name("TestA").model is ExecutionModel.PER_TEST_SPAWN
     assert module.by_name("TestB").model is ExecutionModel.CONTINUOUS
     # Without the config the same classes are not targets.
@@ -163,6 +222,7 @@ def test_a_local_class_named_like_a_torch_base_is_not_that_base():
 
 
 # -- creation shapes and the fields the migrator uses ----------------------------------------------
+
 
 def test_gloo_helper_shape_fields():
     source = per_test_class("""
@@ -188,13 +248,17 @@ def test_gloo_helper_shape_fields():
     assert creation.chain == ("self._create_process_group_gloo", "ProcessGroupGloo")
     assert creation.describe() == "via self._create_process_group_gloo -> ProcessGroupGloo"
     assert creation.backend == "gloo"
-    assert code(creation.options) == "self.opts()"  # the helper's `opts` parameter, bound to the caller's argument
+    assert (
+        code(creation.options) == "self.opts()"
+    )  # the helper's `opts` parameter, bound to the caller's argument
     assert code(creation.world_size) == "self.world_size"
     assert creation.bound_name == "pg"
     body = test.node.body.body
     assert creation.statement is body[1]  # by identity: the migrator replaces this node
     assert creation.store_statements == [body[0]]
-    assert creation.helper is not None and creation.helper.name.value == "_create_process_group_gloo"
+    assert (
+        creation.helper is not None and creation.helper.name.value == "_create_process_group_gloo"
+    )
     assert [h.name.value for h in creation.helper_chain] == ["_create_process_group_gloo"]
     # The same creation seen inside the helper: the migrator rewrites a helper that does test work there.
     inner = creation.inner
@@ -202,70 +266,113 @@ def test_gloo_helper_shape_fields():
     assert inner.statement is creation.helper.body.body[0] and inner.bound_name == "pg"
     assert code(inner.options) == "opts" and inner.inner is None
     assert test.eligible
-    assert (analysis.backend, code(analysis.options), code(analysis.world_size)) == ("gloo", "self.opts()", "2")
+    assert (analysis.backend, code(analysis.options), code(analysis.world_size)) == (
+        "gloo",
+        "self.opts()",
+        "2",
+    )
     assert "opts" in test.self_attributes and "_create_process_group_gloo" in test.self_attributes
 
 
-@pytest.mark.parametrize("call,kind,chain", [
-    ('dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)',
-     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
-    ("c10d.init_process_group('gloo', store=store, rank=self.rank, world_size=self.world_size)",
-     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
-    ("ipg('gloo', store=store, rank=self.rank, world_size=self.world_size)",
-     CreationKind.INIT_PROCESS_GROUP, ("init_process_group",)),
-    ("torch.distributed.ProcessGroupGloo(store, self.rank, self.world_size)",
-     CreationKind.BACKEND_CONSTRUCTOR, ("ProcessGroupGloo",)),
-    ("c10d.ProcessGroupNCCL(store, self.rank, self.world_size)",
-     CreationKind.BACKEND_CONSTRUCTOR, ("ProcessGroupNCCL",)),
-    ("self._create_process_group_nccl(store, self.opts())", CreationKind.KNOWN_HELPER, ("_create_process_group_nccl",)),
-    ("self.create_pg('cpu')", CreationKind.KNOWN_HELPER, ("create_pg",)),
-])
+@pytest.mark.parametrize(
+    "call,kind,chain",
+    [
+        (
+            'dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)',
+            CreationKind.INIT_PROCESS_GROUP,
+            ("init_process_group",),
+        ),
+        (
+            "c10d.init_process_group('gloo', store=store, rank=self.rank, world_size=self.world_size)",
+            CreationKind.INIT_PROCESS_GROUP,
+            ("init_process_group",),
+        ),
+        (
+            "ipg('gloo', store=store, rank=self.rank, world_size=self.world_size)",
+            CreationKind.INIT_PROCESS_GROUP,
+            ("init_process_group",),
+        ),
+        (
+            "torch.distributed.ProcessGroupGloo(store, self.rank, self.world_size)",
+            CreationKind.BACKEND_CONSTRUCTOR,
+            ("ProcessGroupGloo",),
+        ),
+        (
+            "c10d.ProcessGroupNCCL(store, self.rank, self.world_size)",
+            CreationKind.BACKEND_CONSTRUCTOR,
+            ("ProcessGroupNCCL",),
+        ),
+        (
+            "self._create_process_group_nccl(store, self.opts())",
+            CreationKind.KNOWN_HELPER,
+            ("_create_process_group_nccl",),
+        ),
+        ("self.create_pg('cpu')", CreationKind.KNOWN_HELPER, ("create_pg",)),
+    ],
+)
 def test_creation_shapes_through_aliases(call, kind, chain):
-    header = HEADER + ("import torch.distributed.distributed_c10d as c10d\n"
-                       "from torch.distributed import init_process_group as ipg\n")
-    analysis = only_class(per_test_class(f"""
+    header = HEADER + (
+        "import torch.distributed.distributed_c10d as c10d\n"
+        "from torch.distributed import init_process_group as ipg\n"
+    )
+    analysis = only_class(
+        per_test_class(
+            f"""
         def test_x(self):
             store = dist.FileStore(self.file_name, self.world_size)
             pg = {call}
-        """, header=header))
+        """,
+            header=header,
+        )
+    )
     (creation,) = analysis.tests[0].creations
     assert (creation.kind, creation.chain) == (kind, chain)
     assert creation.bound_name == "pg"
 
 
 def test_local_import_inside_the_test_resolves():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def test_x(self):
             from torch.distributed import ProcessGroupGloo as PGG
             pg = PGG(dist.HashStore(), self.rank, self.world_size)
-        """))
+        """)
+    )
     assert analysis.tests[0].creations[0].kind is CreationKind.BACKEND_CONSTRUCTOR
 
 
 def test_unrelated_function_with_the_same_name_is_not_a_creation():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class(
+            """
         def test_x(self):
             init_process_group("gloo")
-        """, extra="\ndef init_process_group(backend):\n    return backend\n"))
+        """,
+            extra="\ndef init_process_group(backend):\n    return backend\n",
+        )
+    )
     assert analysis.tests[0].creations == []
 
 
 def test_forwarded_kwargs_reach_the_creation():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def _init_process_group(self, **kwargs):
             store = dist.FileStore(self.file_name, self.world_size)
             dist.init_process_group(rank=self.rank, world_size=self.world_size, store=store, **kwargs)
 
         def test_x(self):
             self._init_process_group(backend="gloo", timeout=timedelta(seconds=5))
-        """))
+        """)
+    )
     (creation,) = analysis.tests[0].creations
     assert creation.backend == "gloo"
     assert code(creation.timeout) == "timedelta(seconds=5)"
 
 
 def test_helpers_are_followed_a_few_levels_and_cycles_end():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def _a(self):
             self._b()
 
@@ -279,7 +386,8 @@ def test_helpers_are_followed_a_few_levels_and_cycles_end():
 
         def test_x(self):
             self._a()
-        """))
+        """)
+    )
     (creation,) = analysis.tests[0].creations
     assert creation.chain == ("self._a", "self._b", "self._c", "init_process_group")
     assert [h.name.value for h in creation.helper_chain] == ["_a", "_b", "_c"]
@@ -300,7 +408,9 @@ def test_decorator_and_device_mesh():
                 mesh = init_device_mesh("cuda", (self.world_size,))
         """)
     decorated, mesh_only = module.by_name("TestMesh").tests
-    assert [c.kind for c in decorated.creations] == [CreationKind.DECORATOR]  # the mesh reuses that PG
+    assert [c.kind for c in decorated.creations] == [
+        CreationKind.DECORATOR
+    ]  # the mesh reuses that PG
     assert isinstance(decorated.creations[0].node, cst.Decorator)
     (mesh,) = mesh_only.creations
     assert mesh.kind is CreationKind.DEVICE_MESH and mesh.backend == "nccl"
@@ -322,8 +432,10 @@ def test_base_run_creation_for_fsdp_tests():
 
 # -- teardown ---------------------------------------------------------------------------------------
 
+
 def test_trailing_destroy_and_try_finally_are_teardown():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def test_plain(self):
             dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
                                     rank=self.rank, world_size=self.world_size)
@@ -343,16 +455,22 @@ def test_trailing_destroy_and_try_finally_are_teardown():
                                     rank=self.rank, world_size=self.world_size)
             dist.destroy_process_group()
             self.assertFalse(dist.is_initialized())
-        """))
+        """)
+    )
     plain, finally_, early = analysis.tests
     assert plain.teardown == [plain.node.body.body[-1]] and plain.eligible
-    assert len(finally_.teardown) == 1 and isinstance(finally_.teardown[0], cst.Try) and finally_.eligible
+    assert (
+        len(finally_.teardown) == 1
+        and isinstance(finally_.teardown[0], cst.Try)
+        and finally_.eligible
+    )
     assert early.teardown == []
     assert {i.reason for i in early.ineligible} == {Reason.DESTROYS_PG_EARLY}
 
 
 def test_helper_that_ends_in_destroy_called_last():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def _run_and_destroy(self):
             dist.barrier()
             dist.destroy_process_group()
@@ -367,18 +485,22 @@ def test_helper_that_ends_in_destroy_called_last():
                                     rank=self.rank, world_size=self.world_size)
             self._run_and_destroy()
             dist.barrier()
-        """))
+        """)
+    )
     last, not_last = analysis.tests
     assert last.eligible
     assert [(h.name.value, code(s)) for h, s in last.helper_teardown] == [
-        ("_run_and_destroy", "dist.destroy_process_group()")]
+        ("_run_and_destroy", "dist.destroy_process_group()")
+    ]
     assert {i.reason for i in not_last.ineligible} == {Reason.DESTROYS_PG_EARLY}
 
 
 # -- class facts ---------------------------------------------------------------------------------------
 
+
 def test_shared_timeout_becomes_the_class_timeout_and_a_different_one_is_a_reason():
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def _init_pg(self, timeout=timedelta(seconds=60)):
             dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank,
                                     world_size=self.world_size, timeout=timeout)
@@ -391,13 +513,20 @@ def test_shared_timeout_becomes_the_class_timeout_and_a_different_one_is_a_reaso
 
         def test_short(self):
             self._init_pg(timeout=timedelta(seconds=1))
-        """))
+        """)
+    )
     assert code(analysis.timeout) == "timedelta(seconds=60)"
-    assert reasons(analysis) == {"test_a": set(), "test_b": set(), "test_short": {Reason.CUSTOM_TIMEOUT}}
+    assert reasons(analysis) == {
+        "test_a": set(),
+        "test_b": set(),
+        "test_short": {Reason.CUSTOM_TIMEOUT},
+    }
 
 
 def test_class_level_facts_for_the_migrator():
-    module = analyse(HEADER + """
+    module = analyse(
+        HEADER
+        + """
 class Base(MultiProcessTestCase):
     def setUp(self):
         super().setUp()
@@ -415,10 +544,13 @@ class Base(MultiProcessTestCase):
 
 class Variant(Base):
     pass
-""")
+"""
+    )
     base = module.by_name("Base")
     assert base.subclasses == ("Variant",)
-    assert [code(s) for s in base.setup_environment] == ['os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"]="1"']
+    assert [code(s) for s in base.setup_environment] == [
+        'os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"]="1"'
+    ]
     assert isinstance(base.world_size_node, cst.FunctionDef) and code(base.world_size) == "2"
     assert base.backend == "nccl"
     assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
@@ -430,17 +562,24 @@ class Variant(Base):
     assert module.by_name("Variant").environment == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
 
 
-@pytest.mark.parametrize("setup, declared", [
-    # Written before the subclass calls super().setUp() (which spawns): its value is the last write.
-    ('os.environ["TORCH_GLOO_LAZY_INIT"] = "1"\n        super().setUp()',
-     {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "TORCH_GLOO_LAZY_INIT": "1"}),
-    # Written after the base spawned the ranks: they never see it.
-    ('super().setUp()\n        os.environ["TORCH_GLOO_LAZY_INIT"] = "1"', None),
-    # Not a literal.
-    ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)\n        super().setUp()', None),
-])
+@pytest.mark.parametrize(
+    "setup, declared",
+    [
+        # Written before the subclass calls super().setUp() (which spawns): its value is the last write.
+        (
+            'os.environ["TORCH_GLOO_LAZY_INIT"] = "1"\n        super().setUp()',
+            {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "TORCH_GLOO_LAZY_INIT": "1"},
+        ),
+        # Written after the base spawned the ranks: they never see it.
+        ('super().setUp()\n        os.environ["TORCH_GLOO_LAZY_INIT"] = "1"', None),
+        # Not a literal.
+        ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = str(1)\n        super().setUp()', None),
+    ],
+)
 def test_class_environment_is_declared_or_a_reason(setup, declared):
-    module = analyse(HEADER + f"""
+    module = analyse(
+        HEADER
+        + f"""
 class Base(MultiProcessTestCase):
     world_size = 2
 
@@ -461,7 +600,8 @@ class Variant(Base):
     def tearDown(self):
         os.environ.pop("TORCH_GLOO_LAZY_INIT", None)
         super().tearDown()
-""")
+"""
+    )
     variant = module.by_name("Variant")
     if declared is None:
         assert [i.reason for i in variant.ineligible] == [Reason.CLASS_ENVIRONMENT]
@@ -471,41 +611,55 @@ class Variant(Base):
 
 # -- reasons ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("body,expected", [
-    ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"', Reason.PG_ENVIRONMENT),
-    ('os.environ.update(NCCL_DEBUG="INFO")', Reason.PG_ENVIRONMENT),
-    ('os.putenv("TORCH_DISTRIBUTED_DEBUG", "DETAIL")', Reason.PG_ENVIRONMENT),
-    ("with self.assertRaises(RuntimeError):\n    dist.all_reduce(torch.ones(1))", Reason.EXPECTS_FAILURE),
-    ("self.assertRaises(RuntimeError, dist.barrier)", Reason.EXPECTS_FAILURE),
-    ("sys.exit(3)", Reason.EXPECTS_FAILURE),
-    ("if self.rank == 0:\n    os._exit(1)", Reason.KILLS_RANK),
-    ("os.remove(self.file_name)", Reason.USES_FILE_NAME),
-    ("dist.distributed_c10d._get_default_group().abort()", Reason.TESTS_ABORT),
-])
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        ('os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"', Reason.PG_ENVIRONMENT),
+        ('os.environ.update(NCCL_DEBUG="INFO")', Reason.PG_ENVIRONMENT),
+        ('os.putenv("TORCH_DISTRIBUTED_DEBUG", "DETAIL")', Reason.PG_ENVIRONMENT),
+        (
+            "with self.assertRaises(RuntimeError):\n    dist.all_reduce(torch.ones(1))",
+            Reason.EXPECTS_FAILURE,
+        ),
+        ("self.assertRaises(RuntimeError, dist.barrier)", Reason.EXPECTS_FAILURE),
+        ("sys.exit(3)", Reason.EXPECTS_FAILURE),
+        ("if self.rank == 0:\n    os._exit(1)", Reason.KILLS_RANK),
+        ("os.remove(self.file_name)", Reason.USES_FILE_NAME),
+        ("dist.distributed_c10d._get_default_group().abort()", Reason.TESTS_ABORT),
+    ],
+)
 def test_reason_from_the_test_body(body, expected):
-    analysis = only_class(per_test_class(f"""
+    analysis = only_class(
+        per_test_class(f"""
         def test_x(self):
             dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
                                     rank=self.rank, world_size=self.world_size)
 {textwrap.indent(body, " " * 12)}
-        """))
+        """)
+    )
     assert reasons(analysis) == {"test_x": {expected}}
 
 
-@pytest.mark.parametrize("body", [
-    'os.environ["OMP_NUM_THREADS"] = "1"',  # not PG environment
-    'sys.exit(TEST_SKIPS["multi-gpu-2"].exit_code)',  # a skip, not a failure
-    "sys.exit(77)",  # a raw skip code (DL301's business), still a skip
-    "with self.assertRaises(ValueError):\n    int('x')",  # not around init or a collective
-    "group = dist.new_group([0, 1])\ndist.barrier(group=group)\ndist.destroy_process_group(group)",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        'os.environ["OMP_NUM_THREADS"] = "1"',  # not PG environment
+        'sys.exit(TEST_SKIPS["multi-gpu-2"].exit_code)',  # a skip, not a failure
+        "sys.exit(77)",  # a raw skip code (DL301's business), still a skip
+        "with self.assertRaises(ValueError):\n    int('x')",  # not around init or a collective
+        "group = dist.new_group([0, 1])\ndist.barrier(group=group)\ndist.destroy_process_group(group)",
+    ],
+)
 def test_not_a_reason(body):
-    analysis = only_class(per_test_class(f"""
+    analysis = only_class(
+        per_test_class(f"""
         def test_x(self):
             dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
                                     rank=self.rank, world_size=self.world_size)
 {textwrap.indent(body, " " * 12)}
-        """))
+        """)
+    )
     assert analysis.tests[0].ineligible == []
 
 
@@ -513,7 +667,14 @@ def _fixture_analyses():
     resolver = ConfigResolver()
     for path in sorted(PG_FIXTURES.rglob("*.py")):
         config = resolver.for_file(path).config
-        yield path, analyze_module(MetadataWrapper(cst.parse_module(path.read_bytes())), config, ExternalBases(str(path)))
+        yield (
+            path,
+            analyze_module(
+                MetadataWrapper(cst.parse_module(path.read_bytes())),
+                config,
+                ExternalBases(str(path)),
+            ),
+        )
 
 
 def test_fixtures_cover_every_reason_and_creation_kind():
@@ -539,6 +700,7 @@ def test_a_helper_module_that_is_not_a_test_file_has_no_finding():
 
 # -- rules share one analysis; the pre-screen only skips files without findings -------------------------
 
+
 def test_one_analysis_per_file_shared_by_the_rules(monkeypatch):
     import distlint.analysis.pg as pg
 
@@ -563,12 +725,16 @@ def test_prescreen_never_hides_a_finding(path):
 
 
 def test_prescreen_skips_files_that_cannot_have_a_pg_finding():
-    plain = b"import unittest\n\nclass TestX(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+    plain = (
+        b"import unittest\n\nclass TestX(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+    )
     screen = PreScreen(plain, "test_x.py")
     assert not any(rule.may_report(screen, Config()) for rule in PG_RULES)
     # A continuous class without any lifecycle call never reaches libcst for DL203.
-    clean = (b"from torch.testing._internal.common_distributed import MultiProcContinuousTest\n"
-             b"class T(MultiProcContinuousTest):\n    def test_a(self):\n        dist.all_reduce(t)\n")
+    clean = (
+        b"from torch.testing._internal.common_distributed import MultiProcContinuousTest\n"
+        b"class T(MultiProcContinuousTest):\n    def test_a(self):\n        dist.all_reduce(t)\n"
+    )
     assert not rules_by_code()["DL203"].may_report(PreScreen(clean, "t.py"), Config())
     # Config-named bases and helpers are words the pre-screen looks for.
     config = Config(per_test_bases=("x.MyBase",), pg_helpers=("make_world",))
@@ -593,7 +759,8 @@ def test_analysis_and_rules_never_import_torch():
 
 def test_reassigned_helper_parameter_is_not_taken_from_the_default():
     # torch's test_zero_redundancy_optimizer.py: world_size=-1 means "the class's".
-    analysis = only_class(per_test_class("""
+    analysis = only_class(
+        per_test_class("""
         def dist_init(self, rank, world_size=-1, backend=dist.Backend.GLOO):
             if world_size < 1:
                 world_size = self.world_size
@@ -602,23 +769,27 @@ def test_reassigned_helper_parameter_is_not_taken_from_the_default():
 
         def test_state_dict(self):
             self.dist_init(self.rank)
-        """))
+        """)
+    )
     (creation,) = analysis.tests[0].creations
     assert code(creation.world_size) == "world_size"
     # No reason at all: the backend (the default dist.Backend.GLOO) is resolved like "gloo".
     assert analysis.tests[0].ineligible == [] and analysis.backend == "gloo"
 
 
-@pytest.mark.parametrize("call,reported", [
-    ("sys.exit(77)", True),
-    ("sys.exit((77))", True),
-    ("sys.exit(0x4D)", True),
-    ("sys.exit(7_7)", True),
-    ("sys.exit(  # two GPUs\n    77,\n)", True),
-    ("sys.exit(77 + 1)", False),
-    ("sys.exit(1)", False),
-    ("print(77)\nsys.exit(code)", False),
-])
+@pytest.mark.parametrize(
+    "call,reported",
+    [
+        ("sys.exit(77)", True),
+        ("sys.exit((77))", True),
+        ("sys.exit(0x4D)", True),
+        ("sys.exit(7_7)", True),
+        ("sys.exit(  # two GPUs\n    77,\n)", True),
+        ("sys.exit(77 + 1)", False),
+        ("sys.exit(1)", False),
+        ("print(77)\nsys.exit(code)", False),
+    ],
+)
 def test_dl301_prescreen_lets_through_every_reported_exit(call, reported):
     source = f"import sys\ncode = 3\n{call}\n".encode()
     rule = rules_by_code()["DL301"]
@@ -670,7 +841,9 @@ def _class_with_reason(reason: Reason, tests: int, detail: str) -> ClassAnalysis
     for index in range(tests):
         function = cst.parse_statement(f"def test_{index}(self):\n    pass\n")
         test = TestAnalysis(f"test_{index}", function)  # type: ignore[arg-type]
-        test.creations.append(PGCreation(CreationKind.INIT_PROCESS_GROUP, function, ("init_process_group",)))
+        test.creations.append(
+            PGCreation(CreationKind.INIT_PROCESS_GROUP, function, ("init_process_group",))
+        )
         test.ineligible.append(Ineligibility(reason, function, detail))
         analysis.tests.append(test)
     return analysis
@@ -682,7 +855,9 @@ def test_every_reason_phrase_agrees_with_its_count(reason):
     Reason enum, whose ReasonText cannot be built without both forms)."""
     from distlint.rules.dl202_per_test_spawn_class import PerTestSpawnClass
 
-    details = [""] + (["TORCH_NCCL_ASYNC_ERROR_HANDLING"] if reason is Reason.PG_ENVIRONMENT else [])
+    details = [""] + (
+        ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] if reason is Reason.PG_ENVIRONMENT else []
+    )
     for detail in details:
         rendered = {}
         for count in (1, 2):
@@ -704,30 +879,48 @@ def test_the_agreement_check_rejects_bad_grammar():
     assert not _agree("inherit a base class", "inherit a base class")
 
 
-@pytest.mark.parametrize("constants, backend, expected", [
-    ('BACKEND = "gloo"', "BACKEND", "gloo"),
-    ("", "dist.Backend.NCCL", "nccl"),
-    ("import torch.distributed as c10d", "c10d.Backend.GLOO", "gloo"),
-    ("BACKEND = dist.Backend.GLOO", "BACKEND", "gloo"),
-    ('BACKEND: str = "nccl"', "BACKEND", "nccl"),
-    # Bound twice at module level (or not to a backend): distlint cannot tell which.
-    ('BACKEND = "gloo"\nif sys.platform == "win32":\n    pass\nBACKEND = "nccl"', "BACKEND", None),
-    ("BACKEND = os.environ['BACKEND']", "BACKEND", None),
-])
+@pytest.mark.parametrize(
+    "constants, backend, expected",
+    [
+        ('BACKEND = "gloo"', "BACKEND", "gloo"),
+        ("", "dist.Backend.NCCL", "nccl"),
+        ("import torch.distributed as c10d", "c10d.Backend.GLOO", "gloo"),
+        ("BACKEND = dist.Backend.GLOO", "BACKEND", "gloo"),
+        ('BACKEND: str = "nccl"', "BACKEND", "nccl"),
+        # Bound twice at module level (or not to a backend): distlint cannot tell which.
+        (
+            'BACKEND = "gloo"\nif sys.platform == "win32":\n    pass\nBACKEND = "nccl"',
+            "BACKEND",
+            None,
+        ),
+        ("BACKEND = os.environ['BACKEND']", "BACKEND", None),
+    ],
+)
 def test_backend_from_a_constant_or_torchs_backend_enum(constants, backend, expected):
-    analysis = only_class(per_test_class(f"""
+    analysis = only_class(
+        per_test_class(
+            f"""
         def test_all_reduce(self):
             dist.init_process_group({backend}, init_method=f"file://{{self.file_name}}",
                                     rank=self.rank, world_size=self.world_size)
-        """, extra=constants + "\n"))
+        """,
+            extra=constants + "\n",
+        )
+    )
     assert analysis.backend == expected
     assert (Reason.UNKNOWN_BACKEND in {i.reason for i in analysis.ineligible}) == (expected is None)
 
 
-@pytest.mark.parametrize("device, says", [
-    ("DEVICE", "the tests create their PG with create_pg, whose device picks the backend and is not a literal"),
-    ('"cpu"', None),
-])
+@pytest.mark.parametrize(
+    "device, says",
+    [
+        (
+            "DEVICE",
+            "the tests create their PG with create_pg, whose device picks the backend and is not a literal",
+        ),
+        ('"cpu"', None),
+    ],
+)
 def test_a_device_chosen_backend_says_the_device_is_what_to_change(device, says):
     """DistributedTestBase.create_pg(device): a device that is not a literal leaves the backend
     unknown, and the reason names the device, not a backend argument the test never had."""

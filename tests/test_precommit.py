@@ -30,8 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 #: CI machines may have no git identity configured.
 IDENTITY = {
-    "GIT_AUTHOR_NAME": "distlint tests", "GIT_AUTHOR_EMAIL": "tests@distlint.invalid",
-    "GIT_COMMITTER_NAME": "distlint tests", "GIT_COMMITTER_EMAIL": "tests@distlint.invalid",
+    "GIT_AUTHOR_NAME": "distlint tests",
+    "GIT_AUTHOR_EMAIL": "tests@distlint.invalid",
+    "GIT_COMMITTER_NAME": "distlint tests",
+    "GIT_COMMITTER_EMAIL": "tests@distlint.invalid",
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -39,8 +41,13 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 def _git(*args: str, cwd: Path) -> None:
     env = {**os.environ, **IDENTITY}
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
-                   cwd=cwd, env=env, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 def _source_files() -> list:
@@ -64,15 +71,22 @@ def hook_repo(tmp_path_factory) -> Path:
 
 
 def _head(repo: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def _pre_commit(args, project: Path, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
     env.pop("DISTLINT_CACHE_DIR", None)
-    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture
@@ -80,7 +94,9 @@ def project(tmp_path) -> Path:
     """A throwaway git repository with one failing test file, a clean one and a non-test file."""
     (tmp_path / "test_failing.py").write_text(MISSPELLED_BASE_SOURCE)
     (tmp_path / "test_clean.py").write_text(CLEAN_SOURCE)
-    (tmp_path / "helper.py").write_text(MISSPELLED_BASE_SOURCE)  # not a test file: the hook skips it
+    (tmp_path / "helper.py").write_text(
+        MISSPELLED_BASE_SOURCE
+    )  # not a test file: the hook skips it
     _git("init", "-q", cwd=tmp_path)
     _git("add", "-A", cwd=tmp_path)
     return tmp_path
@@ -101,14 +117,17 @@ def test_check_and_fix_hooks_with_real_pre_commit(project, hook_repo, tmp_path_f
     assert (project / "test_failing.py").read_text() == MISSPELLED_BASE_SOURCE
 
     fixed = try_repo("distlint-fix")
-    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # pre-commit fails a hook that modified files
+    assert fixed.returncode == 1, (
+        fixed.stdout + fixed.stderr
+    )  # pre-commit fails a hook that modified files
     assert "files were modified by this hook" in fixed.stdout
     assert (project / "test_failing.py").read_text() == MISSPELLED_BASE_FIXED
     assert (project / "helper.py").read_text() == MISSPELLED_BASE_SOURCE
 
     # Installed as users do, from .pre-commit-config.yaml; the fixed tree passes.
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {hook_repo}\n  rev: {_head(hook_repo)}\n  hooks:\n  - id: distlint-check\n")
+        f"repos:\n- repo: {hook_repo}\n  rev: {_head(hook_repo)}\n  hooks:\n  - id: distlint-check\n"
+    )
     _git("add", "-A", cwd=project)
     again = _pre_commit(["run", "distlint-check", "--all-files"], project, home)
     assert again.returncode == 0, again.stdout + again.stderr
@@ -117,8 +136,10 @@ def test_check_and_fix_hooks_with_real_pre_commit(project, hook_repo, tmp_path_f
     # The hook environment has distlint and libcst, and no torch.
     pythons = sorted(home.glob("repo*/py_env-*/bin/python"))
     assert len(pythons) == 1, "pre-commit's hook environment was not found"
-    probe = ("import importlib.util as u; print(u.find_spec('distlint') is not None, u.find_spec('libcst') is not None,"
-             " u.find_spec('torch') is not None)")
+    probe = (
+        "import importlib.util as u; print(u.find_spec('distlint') is not None, u.find_spec('libcst') is not None,"
+        " u.find_spec('torch') is not None)"
+    )
     found = subprocess.run([str(pythons[0]), "-c", probe], capture_output=True, text=True)
     assert found.stdout.strip() == "True True False", found.stderr
 
@@ -137,14 +158,31 @@ def test_hook_definitions_match_the_default_include():
 
     import yaml  # pre-commit's own dependency
 
-    hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    hooks = {
+        hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    }
     assert set(hooks) == {"distlint-check", "distlint-fix"}
     assert hooks["distlint-check"]["entry"] == "distlint check"
     assert hooks["distlint-fix"]["entry"] == "distlint check --fix"
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["types"] == ["python"] and hook["require_serial"] is False
+        assert (
+            hook["language"] == "python"
+            and hook["types"] == ["python"]
+            and hook["require_serial"] is False
+        )
         pattern = re.compile(hook["files"])
-        for path in ("test_a.py", "pkg/test_a.py", "a_test.py", "deep/dir/b_test.py", "helper.py",
-                     "testing.py", "pkg/conftest.py", "test_dir/helper.py", "latest.py"):
-            by_include = any(fnmatch.fnmatch(path.rsplit("/", 1)[-1], g) for g in ("test_*.py", "*_test.py"))
+        for path in (
+            "test_a.py",
+            "pkg/test_a.py",
+            "a_test.py",
+            "deep/dir/b_test.py",
+            "helper.py",
+            "testing.py",
+            "pkg/conftest.py",
+            "test_dir/helper.py",
+            "latest.py",
+        ):
+            by_include = any(
+                fnmatch.fnmatch(path.rsplit("/", 1)[-1], g) for g in ("test_*.py", "*_test.py")
+            )
             assert bool(pattern.search(path)) == by_include, path

@@ -38,7 +38,10 @@ START, END = "<!-- rules-table:start -->", "<!-- rules-table:end -->"
 TEST_EXTRAS = ("runtime", "test")
 #: Files whose imports the suite executes: the tests themselves and the migrate fixtures the
 #: equivalence test runs under gloo.
-EXECUTED = [*sorted((ROOT / "tests").rglob("*.py")), *sorted((ROOT / "fixtures" / "migrate").glob("test_gloo_*.py"))]
+EXECUTED = [
+    *sorted((ROOT / "tests").rglob("*.py")),
+    *sorted((ROOT / "fixtures" / "migrate").glob("test_gloo_*.py")),
+]
 #: torch's own test helpers: their module-level imports are the suite's imports too.
 TORCH_HELPERS = "torch.testing._internal"
 
@@ -47,22 +50,32 @@ def test_readme_rules_table_is_generated_from_the_rules():
     table = between_markers(README, START, END)
     assert table == "\n" + rules_table_markdown(), (
         "README.md's rules table is stale: replace the lines between the markers with the table that "
-        "`distlint rules --format markdown` starts with (its lines up to the first blank line)")
+        "`distlint rules --format markdown` starts with (its lines up to the first blank line)"
+    )
 
 
 def test_table_has_one_row_per_rule():
-    rows = [line for line in rules_table_markdown().splitlines() if re.match(r"^\| DL\d{3} \|", line)]
+    rows = [
+        line for line in rules_table_markdown().splitlines() if re.match(r"^\| DL\d{3} \|", line)
+    ]
     assert [row.split("|")[1].strip() for row in rows] == [rule.code for rule in all_rules()]
 
 
 # -- the install and test commands ----------------------------------------------------------------
 
+
 def readme_block(name: str) -> List[str]:
     """The command lines of README.md's fenced block between ``<!-- NAME:start -->`` and ``:end``."""
     start = f"<!-- {name}:start -->"
     block = between_markers(README, start, f"<!-- {name}:end -->").strip()
-    assert block.startswith("```bash\n") and block.endswith("\n```"), f"{start} must hold one ```bash block"
-    return [line.strip() for line in block[len("```bash\n"):-len("\n```")].splitlines() if line.strip()]
+    assert block.startswith("```bash\n") and block.endswith("\n```"), (
+        f"{start} must hold one ```bash block"
+    )
+    return [
+        line.strip()
+        for line in block[len("```bash\n") : -len("\n```")].splitlines()
+        if line.strip()
+    ]
 
 
 def script_commands(path: Path) -> List[str]:
@@ -76,8 +89,9 @@ def test_ci_runs_exactly_the_readme_install_and_test_commands():
     assert install and test
     commands = script_commands(CI_RUN)
     # They end the script, in this order: nothing after them can change what CI reports.
-    assert commands[-len(install + test):] == install + test, (
-        f".ci/run must end with README.md's install and test commands:\n{install + test}\nnot:\n{commands}")
+    assert commands[-len(install + test) :] == install + test, (
+        f".ci/run must end with README.md's install and test commands:\n{install + test}\nnot:\n{commands}"
+    )
 
 
 def test_ci_installs_into_a_fresh_temporary_virtual_environment():
@@ -85,16 +99,23 @@ def test_ci_installs_into_a_fresh_temporary_virtual_environment():
     commands = script_commands(CI_RUN)
     first_install = commands.index(readme_block("ci-install")[0])
     setup = commands[:first_install]
-    made = [i for i, line in enumerate(setup) if re.fullmatch(r'venv="\$\(mktemp -d [^)]*\)"', line)]
-    created = [i for i, line in enumerate(setup) if re.fullmatch(r'python3? -m venv "\$venv"', line)]
+    made = [
+        i for i, line in enumerate(setup) if re.fullmatch(r'venv="\$\(mktemp -d [^)]*\)"', line)
+    ]
+    created = [
+        i for i, line in enumerate(setup) if re.fullmatch(r'python3? -m venv "\$venv"', line)
+    ]
     activated = [i for i, line in enumerate(setup) if line == '. "$venv/bin/activate"']
     removed = [i for i, line in enumerate(setup) if line == "trap 'rm -rf \"$venv\"' EXIT"]
-    assert made and created and activated and removed, f".ci/run's set-up is not a fresh temporary venv:\n{setup}"
+    assert made and created and activated and removed, (
+        f".ci/run's set-up is not a fresh temporary venv:\n{setup}"
+    )
     assert made[0] < removed[0] < created[0] < activated[0]
-    assert "set -euo pipefail" in commands[:made[0]], "a failing command must fail CI"
+    assert "set -euo pipefail" in commands[: made[0]], "a failing command must fail CI"
 
 
 # -- the extras hold what the tests import --------------------------------------------------------
+
 
 def _module_file(module: str) -> Path:
     """The source file of an installed module, found without importing it (or its package)."""
@@ -127,7 +148,10 @@ def third_party_imports() -> Dict[str, Set[str]]:
     """Top-level third-party module -> the files importing it: the executed files, and torch's test
     helpers they reach (module-level imports, followed from helper to helper)."""
     # Fixtures import sibling modules (common_*.py, as PyTorch's tests import test_c10d_common.py).
-    local = {p.stem for p in [*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("fixtures").rglob("*.py")]}
+    local = {
+        p.stem
+        for p in [*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("fixtures").rglob("*.py")]
+    }
     local |= {"distlint"}
     found: Dict[str, Set[str]] = {}
     todo: List[Tuple[Path, bool]] = [(path, False) for path in EXECUTED]
@@ -141,7 +165,9 @@ def third_party_imports() -> Dict[str, Set[str]]:
             top = module.split(".")[0]
             if top in sys.stdlib_module_names or top in local or top == "__main__":
                 continue
-            found.setdefault(top, set()).add(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
+            found.setdefault(top, set()).add(
+                str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+            )
             helper = _module_file(module) if module.startswith(TORCH_HELPERS + ".") else Path()
             if helper.is_file():
                 todo.append((helper, True))
@@ -159,14 +185,20 @@ def declared_distributions() -> Tuple[Set[str], Set[str]]:
 
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     everything = [Requirement(r) for r in project["dependencies"]]
-    everything += [Requirement(r) for extra in project["optional-dependencies"].values() for r in extra]
+    everything += [
+        Requirement(r) for extra in project["optional-dependencies"].values() for r in extra
+    ]
     todo = [Requirement(r) for r in project["dependencies"]]
-    todo += [Requirement(r) for extra in TEST_EXTRAS for r in project["optional-dependencies"][extra]]
+    todo += [
+        Requirement(r) for extra in TEST_EXTRAS for r in project["optional-dependencies"][extra]
+    ]
     closure: Set[str] = set()
     while todo:
         requirement = todo.pop()
         name = _normalize(requirement.name)
-        if name in closure or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
+        if name in closure or (
+            requirement.marker and not requirement.marker.evaluate({"extra": ""})
+        ):
             continue
         try:
             requires = importlib.metadata.requires(requirement.name) or []
@@ -178,13 +210,17 @@ def declared_distributions() -> Tuple[Set[str], Set[str]]:
             wanted = [""] + sorted(requirement.extras)
             if sub.marker is None or any(sub.marker.evaluate({"extra": extra}) for extra in wanted):
                 todo.append(sub)
-    for_this_python = {_normalize(r.name) for r in everything if not r.marker or r.marker.evaluate({"extra": ""})}
+    for_this_python = {
+        _normalize(r.name) for r in everything if not r.marker or r.marker.evaluate({"extra": ""})
+    }
     return closure, {_normalize(r.name) for r in everything} - for_this_python
 
 
 def test_every_module_the_tests_import_comes_from_a_declared_dependency():
     imports = third_party_imports()
-    assert {"torch", "numpy", "pytest", "libcst"} <= set(imports), f"import scan found too little: {sorted(imports)}"
+    assert {"torch", "numpy", "pytest", "libcst"} <= set(imports), (
+        f"import scan found too little: {sorted(imports)}"
+    )
     closure, other_pythons_only = declared_distributions()
     providers = importlib.metadata.packages_distributions()
     problems = []
@@ -196,8 +232,12 @@ def test_every_module_the_tests_import_comes_from_a_declared_dependency():
             # none of our dependencies), so it is neither required nor a problem.
             continue
         if not distributions:
-            problems.append(f"{module} (imported by {', '.join(sorted(files))}) is not installed or declared")
+            problems.append(
+                f"{module} (imported by {', '.join(sorted(files))}) is not installed or declared"
+            )
         elif not distributions & closure:
-            problems.append(f"{module} (imported by {', '.join(sorted(files))}) comes from {sorted(distributions)}, "
-                            f"which pyproject.toml's dependencies and {'/'.join(TEST_EXTRAS)} extras do not pull in")
+            problems.append(
+                f"{module} (imported by {', '.join(sorted(files))}) comes from {sorted(distributions)}, "
+                f"which pyproject.toml's dependencies and {'/'.join(TEST_EXTRAS)} extras do not pull in"
+            )
     assert not problems, "add these to the `test` extra:\n" + "\n".join(problems)

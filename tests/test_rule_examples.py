@@ -30,7 +30,9 @@ def _cases(kind: str):
 def test_valid_example_has_no_finding(rule, example):
     source = textwrap.dedent(example.code).encode()
     for prescreen in (True, False):
-        result = lint_source(source, example.path, _config(rule, example), [rule], prescreen=prescreen)
+        result = lint_source(
+            source, example.path, _config(rule, example), [rule], prescreen=prescreen
+        )
         assert result.error is None
         assert [f for f in result.findings if f.code == rule.code] == []
 
@@ -56,7 +58,9 @@ def check_invalid_example(rule, example) -> None:
         assert found[0].col == example.column, f"reported at {found[0].line}:{found[0].col}"
     if example.expected_fix is None:
         # A rule fixes only what its examples show it fixing (that is what makes it fixable).
-        assert not any(f.fixable for f in found), "the rule offers a fix: add expected_fix to this example"
+        assert not any(f.fixable for f in found), (
+            "the rule offers a fix: add expected_fix to this example"
+        )
         return
     assert all(f.fixable for f in found)
     fixed = fix_source(source, example.path, config, [rule])
@@ -73,8 +77,11 @@ def test_invalid_example_is_reported_and_fixed(rule, example):
     check_invalid_example(rule, example)
 
 
-@pytest.mark.parametrize("change", [{"line": 99}, {"column": 99}, {"expected_fix": None}, {"count": 2}],
-                         ids=["line", "column", "fix", "count"])
+@pytest.mark.parametrize(
+    "change",
+    [{"line": 99}, {"column": 99}, {"expected_fix": None}, {"count": 2}],
+    ids=["line", "column", "fix", "count"],
+)
 def test_the_harness_rejects_an_example_that_misstates_the_report(change):
     rule = rules_by_code()["DL301"]  # reported at a known place, with a fix
     example = rule.INVALID[0]
@@ -96,6 +103,7 @@ def test_fixable_is_read_from_the_invalid_examples():
 
     assert Fixes.fixable and Inherits.fixable and not OnlyReports.fixable
     with pytest.raises(TypeError, match="fixable comes from the INVALID examples"):
+
         class _ByHand(LintRule):
             fixable = True
 

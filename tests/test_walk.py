@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
 
 #: Every construct whose visiting order differs from its dataclass field order, and the rest.
-CONSTRUCTS = '''
+CONSTRUCTS = """
 import os, a.b as c
 from . import x
 from .m import (y as z, w)
@@ -49,7 +49,7 @@ async def g():
         await thing()
     async for item in aiter():
         print(item, sep="")
-'''
+"""
 
 
 def _libcst_order(module: cst.Module) -> List[cst.CSTNode]:
@@ -79,7 +79,9 @@ def _walk_order(module: cst.Module) -> List[cst.CSTNode]:
 def _same(module: cst.Module) -> None:
     expected, walked = _libcst_order(module), _walk_order(module)
     for index, (want, got) in enumerate(zip(expected, walked)):
-        assert want is got, f"node {index}: libcst visits {type(want).__name__}, the walk {type(got).__name__}"
+        assert want is got, (
+            f"node {index}: libcst visits {type(want).__name__}, the walk {type(got).__name__}"
+        )
     assert len(walked) == len(expected)
 
 
@@ -107,18 +109,30 @@ def _outside_expressions(module: cst.Module) -> List[cst.CSTNode]:
     return seen[1:]  # not the module itself
 
 
-@pytest.mark.parametrize("path", [None, *FIXTURES], ids=lambda p: "constructs" if p is None else str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "path", [None, *FIXTURES], ids=lambda p: "constructs" if p is None else str(p.relative_to(ROOT))
+)
 def test_statement_nodes_are_every_node_outside_expressions(path):
     module = cst.parse_module(CONSTRUCTS if path is None else path.read_bytes())
     expected = _outside_expressions(module)
     found = list(statement_nodes(module))
     assert {id(n) for n in found} == {id(n) for n in expected} and len(found) == len(expected)
     if path is None:  # the constructs' assignments and definitions are among them
-        assert any(isinstance(n, cst.AssignTarget) for n in found) and any(isinstance(n, cst.FunctionDef) for n in found)
+        assert any(isinstance(n, cst.AssignTarget) for n in found) and any(
+            isinstance(n, cst.FunctionDef) for n in found
+        )
 
 
-@pytest.mark.parametrize("classes", [(cst.BaseStatement,), (cst.For, cst.While), (cst.BaseExpression, cst.Param),
-                                     (cst.Call, cst.SimpleStatementLine)], ids=lambda c: "+".join(k.__name__ for k in c))
+@pytest.mark.parametrize(
+    "classes",
+    [
+        (cst.BaseStatement,),
+        (cst.For, cst.While),
+        (cst.BaseExpression, cst.Param),
+        (cst.Call, cst.SimpleStatementLine),
+    ],
+    ids=lambda c: "+".join(k.__name__ for k in c),
+)
 def test_kind_test_answers_as_isinstance(classes):
     test = kind_test(*classes)
     nodes = _libcst_order(cst.parse_module(CONSTRUCTS))

@@ -28,13 +28,19 @@ from typing import Dict, List, Optional, Set, Tuple
 from distlint.findings import stat_key
 
 #: Bases known to define no tests (the harness classes): no need to read their modules.
-TEST_FREE_BASES = frozenset({
-    "object", "abc.ABC", "typing.Generic", "unittest.TestCase", "unittest.case.TestCase",
-    "torch.testing._internal.common_utils.TestCase",
-    "torch.testing._internal.common_distributed.MultiProcessTestCase",
-    "torch.testing._internal.common_distributed.MultiProcContinuousTest",
-    "distlint.runtime.MultiProcContinuousTest",
-})
+TEST_FREE_BASES = frozenset(
+    {
+        "object",
+        "abc.ABC",
+        "typing.Generic",
+        "unittest.TestCase",
+        "unittest.case.TestCase",
+        "torch.testing._internal.common_utils.TestCase",
+        "torch.testing._internal.common_distributed.MultiProcessTestCase",
+        "torch.testing._internal.common_distributed.MultiProcContinuousTest",
+        "distlint.runtime.MultiProcContinuousTest",
+    }
+)
 #: How many parent directories of the file are tried as import roots (``a.b`` -> ``<root>/a/b.py``).
 _ROOT_DEPTH = 4
 #: How deep base chains are followed across modules (a guard against cycles).
@@ -56,7 +62,9 @@ class ExternalTests:
 class ExternalBases:
     """Reads the modules bases come from, once each (``path``: the file being migrated)."""
 
-    def __init__(self, path: Optional[str], looked_at: Optional[Dict[str, Optional[List[int]]]] = None) -> None:
+    def __init__(
+        self, path: Optional[str], looked_at: Optional[Dict[str, Optional[List[int]]]] = None
+    ) -> None:
         self.roots: List[Path] = []
         if path:
             directory = Path(path).resolve().parent
@@ -74,8 +82,9 @@ class ExternalBases:
         return ExternalTests(tuple(dict.fromkeys(found)), problem, tuple(dict.fromkeys(members)))
 
     # -- internals ------------------------------------------------------------------------------
-    def _collect(self, qualified: str, found: List[str], seen: Set[str], depth: int,
-                 members: List[str]) -> Optional[str]:
+    def _collect(
+        self, qualified: str, found: List[str], seen: Set[str], depth: int, members: List[str]
+    ) -> Optional[str]:
         if qualified in TEST_FREE_BASES or qualified in seen:
             return None
         if depth > _MAX_DEPTH:
@@ -88,7 +97,9 @@ class ExternalBases:
         node = _class_in(tree, class_path)
         if node is None:
             return f"`{qualified}` is not a class statement of {file.name}"
-        methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        methods = [
+            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
         members.extend(methods)
         found.extend(name for name in methods if name.startswith("test"))
         imports = _import_table(tree, _module_name(qualified, class_path))

@@ -59,49 +59,97 @@ class Reason(CodedEnum):
     """Why a per-test-PG test cannot move to a continuous class: the one table of its wordings."""
 
     DESTROYS_PG_EARLY = ReasonText(
-        "destroys-pg-early", "destroys or aborts the PG before the end of the test", one="destroys the PG early",
-        many="destroy the PG early", short="destroys the PG before the end")
+        "destroys-pg-early",
+        "destroys or aborts the PG before the end of the test",
+        one="destroys the PG early",
+        many="destroy the PG early",
+        short="destroys the PG before the end",
+    )
     TESTS_ABORT = ReasonText(
-        "tests-abort", "tests PG abort/shutdown", one="aborts or shuts down the PG", many="abort or shut down the PG",
-        short="aborts or shuts down the PG")
+        "tests-abort",
+        "tests PG abort/shutdown",
+        one="aborts or shuts down the PG",
+        many="abort or shut down the PG",
+        short="aborts or shuts down the PG",
+    )
     MULTIPLE_PGS = ReasonText(
-        "multiple-pgs", "creates several process groups or worlds", one="creates several PGs",
-        many="create several PGs", short="creates several PGs")
+        "multiple-pgs",
+        "creates several process groups or worlds",
+        one="creates several PGs",
+        many="create several PGs",
+        short="creates several PGs",
+    )
     PG_ENVIRONMENT = ReasonText(
-        "pg-environment", "sets PG-affecting environment (TORCH_NCCL_*, NCCL_*, TORCH_DISTRIBUTED_DEBUG)",
-        one="sets PG environment", many="set PG environment", short="sets PG environment")
+        "pg-environment",
+        "sets PG-affecting environment (TORCH_NCCL_*, NCCL_*, TORCH_DISTRIBUTED_DEBUG)",
+        one="sets PG environment",
+        many="set PG environment",
+        short="sets PG environment",
+    )
     ENV_DECORATOR = ReasonText(
-        "env-decorator", "uses with_nccl_blocking_wait / with_dist_debug_levels",
+        "env-decorator",
+        "uses with_nccl_blocking_wait / with_dist_debug_levels",
         one="uses with_nccl_blocking_wait/with_dist_debug_levels",
-        many="use with_nccl_blocking_wait/with_dist_debug_levels", short="changes PG environment")
+        many="use with_nccl_blocking_wait/with_dist_debug_levels",
+        short="changes PG environment",
+    )
     CUSTOM_TIMEOUT = ReasonText(
-        "custom-timeout", "passes a timeout= different from the class's other PG creations",
-        one="passes its own timeout", many="pass their own timeout", short="own timeout")
+        "custom-timeout",
+        "passes a timeout= different from the class's other PG creations",
+        one="passes its own timeout",
+        many="pass their own timeout",
+        short="own timeout",
+    )
     EXPECTS_FAILURE = ReasonText(
         "expects-failure",
         "expects failure (assertRaises around init or collectives, watchdog/timeout, sys.exit/os._exit, "
         "skip_return_code_checks)",
-        one="expects failure", many="expect failure", short="expects failure")
+        one="expects failure",
+        many="expect failure",
+        short="expects failure",
+    )
     OTHER_WORLD_SIZE = ReasonText(
-        "other-world-size", "uses a world size other than the class's", one="uses another world size",
-        many="use another world size", short="another world size")
+        "other-world-size",
+        "uses a world size other than the class's",
+        one="uses another world size",
+        many="use another world size",
+        short="another world size",
+    )
     OTHER_BACKEND = ReasonText(
-        "other-backend", "uses a backend other than the class's", one="uses another backend",
-        many="use another backend", short="another backend")
+        "other-backend",
+        "uses a backend other than the class's",
+        one="uses another backend",
+        many="use another backend",
+        short="another backend",
+    )
     CUSTOM_OPTIONS = ReasonText(
-        "custom-options", "passes PG options other than the default or the class's opts()",
-        one="passes its own PG options", many="pass their own PG options", short="own PG options")
+        "custom-options",
+        "passes PG options other than the default or the class's opts()",
+        one="passes its own PG options",
+        many="pass their own PG options",
+        short="own PG options",
+    )
     USES_FILE_NAME = ReasonText(
-        "uses-file-name", "uses self.file_name for something other than the store",
-        one="uses self.file_name beyond the store", many="use self.file_name beyond the store",
-        short="uses self.file_name beyond the store")
+        "uses-file-name",
+        "uses self.file_name for something other than the store",
+        one="uses self.file_name beyond the store",
+        many="use self.file_name beyond the store",
+        short="uses self.file_name beyond the store",
+    )
     KILLS_RANK = ReasonText(
-        "kills-rank", "branches on rank to kill a process", one="kills a rank", many="kill a rank",
-        short="kills a rank")
+        "kills-rank",
+        "branches on rank to kill a process",
+        one="kills a rank",
+        many="kill a rank",
+        short="kills a rank",
+    )
     UNRESOLVED_PG = ReasonText(
-        "unresolved-pg", "creates its PG in a way distlint cannot follow",
-        one="creates the PG in a way distlint cannot follow", many="create the PG in a way distlint cannot follow",
-        short="creates its PG where distlint cannot follow")
+        "unresolved-pg",
+        "creates its PG in a way distlint cannot follow",
+        one="creates the PG in a way distlint cannot follow",
+        many="create the PG in a way distlint cannot follow",
+        short="creates its PG where distlint cannot follow",
+    )
     # Class-level reasons (``ClassAnalysis.ineligible``; every PG test of the class carries them too):
     # a continuous class cannot reproduce what the class does around its tests.
     UNSUPPORTED_BASE = ReasonText(
@@ -109,55 +157,76 @@ class Reason(CodedEnum):
         "runs per-test through a base distlint does not migrate (it migrates MultiProcessTestCase, "
         "DTensorTestBase, FSDPTest, DistributedTestBase); move it to that base's continuous counterpart by hand",
         one="runs per-test through a base distlint does not migrate",
-        many="run per-test through a base distlint does not migrate", short="unsupported per-test base")
+        many="run per-test through a base distlint does not migrate",
+        short="unsupported per-test base",
+    )
     BASE_OVERRIDE = ReasonText(
         "base-override",
         "the class overrides a member its per-test base builds or tears down the PG with; the continuous "
         "counterpart would build another PG",
         one="is in a class that overrides how its base builds the PG",
-        many="are in a class that overrides how its base builds the PG", short="class overrides the base's PG setup")
+        many="are in a class that overrides how its base builds the PG",
+        short="class overrides the base's PG setup",
+    )
     CLASS_ENVIRONMENT = ReasonText(
         "class-environment",
         "the class's setUp sets environment a continuous class cannot declare (not a literal "
-        "`os.environ[\"KEY\"] = \"value\"` before the workers are spawned)",
+        '`os.environ["KEY"] = "value"` before the workers are spawned)',
         one="is in a class whose setUp sets environment it cannot declare",
         many="are in a class whose setUp sets environment it cannot declare",
-        short="class setUp sets undeclarable environment")
+        short="class setUp sets undeclarable environment",
+    )
     CLASS_SETUP = ReasonText(
         "class-setup",
         "the class's setUp/tearDown do more than spawn the workers; a continuous class runs them in the "
         "dispatcher only",
         one="is in a class whose setUp/tearDown do more than spawn",
         many="are in a class whose setUp/tearDown do more than spawn",
-        short="class setUp/tearDown do more than spawn")
+        short="class setUp/tearDown do more than spawn",
+    )
     EXTERNAL_BASE = ReasonText(
         "external-base",
         "a base of the class from another module defines tests, or distlint cannot read it; a continuous "
         "class deriving from it would run those tests a second time",
         one="is in a class whose base from another module has tests or cannot be read",
         many="are in a class whose base from another module has tests or cannot be read",
-        short="a base from another module has tests or cannot be read")
+        short="a base from another module has tests or cannot be read",
+    )
     UNKNOWN_BACKEND = ReasonText(
-        "unknown-backend", "the class's backend is not a literal distlint can carry into backend_str()",
-        one="is in a class whose backend is not a literal", many="are in a class whose backend is not a literal",
-        short="class backend not a literal")
+        "unknown-backend",
+        "the class's backend is not a literal distlint can carry into backend_str()",
+        one="is in a class whose backend is not a literal",
+        many="are in a class whose backend is not a literal",
+        short="class backend not a literal",
+    )
     CLASS_OPTIONS = ReasonText(
-        "class-options", "the class's PG options cannot become a classmethod opts()",
+        "class-options",
+        "the class's PG options cannot become a classmethod opts()",
         one="is in a class whose PG options cannot become opts()",
-        many="are in a class whose PG options cannot become opts()", short="class PG options cannot become opts()")
+        many="are in a class whose PG options cannot become opts()",
+        short="class PG options cannot become opts()",
+    )
     CLASS_TIMEOUT = ReasonText(
-        "class-timeout", "the class's PG timeout cannot become a class attribute",
-        one="is in a class whose PG timeout reads self", many="are in a class whose PG timeout reads self",
-        short="class PG timeout reads self")
+        "class-timeout",
+        "the class's PG timeout cannot become a class attribute",
+        one="is in a class whose PG timeout reads self",
+        many="are in a class whose PG timeout reads self",
+        short="class PG timeout reads self",
+    )
     BASE_CLASS = ReasonText(
-        "base-class", "its same-file base class cannot share a PG",
-        one="inherits a base class that cannot share a PG", many="inherit a base class that cannot share a PG",
-        short="base class cannot share a PG")
+        "base-class",
+        "its same-file base class cannot share a PG",
+        one="inherits a base class that cannot share a PG",
+        many="inherit a base class that cannot share a PG",
+        short="base class cannot share a PG",
+    )
     SUBCLASS = ReasonText(
-        "subclass", "a same-file subclass that inherits it cannot share a PG",
+        "subclass",
+        "a same-file subclass that inherits it cannot share a PG",
         one="is inherited by a subclass that cannot share a PG",
         many="are inherited by a subclass that cannot share a PG",
-        short="inherited by a subclass that cannot share a PG")
+        short="inherited by a subclass that cannot share a PG",
+    )
 
     def phrase(self, count: int) -> str:
         """The count phrase for ``count`` tests (the verb agrees with it)."""
@@ -172,10 +241,14 @@ class CreationKind(enum.Enum):
     INIT_PROCESS_GROUP = "init_process_group"  # dist.init_process_group(...) directly
     BACKEND_CONSTRUCTOR = "backend constructor"  # ProcessGroupNCCL(store, rank, size, opts)
     SELF_HELPER = "self helper"  # self._init_process() defined in this class / a base in this file
-    KNOWN_HELPER = "known helper"  # _create_process_group_nccl etc. (bases defined elsewhere) + pg-helpers
+    KNOWN_HELPER = (
+        "known helper"  # _create_process_group_nccl etc. (bases defined elsewhere) + pg-helpers
+    )
     DECORATOR = "decorator"  # @with_comms + pg-decorators
     DEVICE_MESH = "init_device_mesh"  # creates the default PG when none exists
-    LOCAL_FUNCTION = "module function"  # a module-level function of this file that does one of the above
+    LOCAL_FUNCTION = (
+        "module function"  # a module-level function of this file that does one of the above
+    )
     BASE_RUN = "base class"  # the base's worker creates it before every test (FSDPTest._run); node = test name
 
 

@@ -28,18 +28,57 @@ import libcst as cst
 #: Nodes with nothing but whitespace and punctuation below them: never worth visiting.
 #: ``ImportStar`` and ``Asynchronous`` hold no code either; the name resolver must not record them.
 INERT: Tuple[type, ...] = (
-    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
-    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
-    cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.ImportStar,
-    cst.Asynchronous, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp,
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.ImportStar,
+    cst.Asynchronous,
+    cst.BaseBinaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseUnaryOp,
+    cst.BaseAugOp,
 )
 
 #: Fields that only ever hold inert nodes, strings or flags (skipping them saves the lookups).
-_NOT_CODE_FIELDS = frozenset({
-    "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
-    "header", "footer", "comma", "semicolon", "equal", "star", "newline", "trailing_whitespace",
-    "default_indent", "default_newline", "encoding", "has_trailing_newline", "indent",
-})
+_NOT_CODE_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "comma",
+        "semicolon",
+        "equal",
+        "star",
+        "newline",
+        "trailing_whitespace",
+        "default_indent",
+        "default_newline",
+        "encoding",
+        "has_trailing_newline",
+        "indent",
+    }
+)
 
 #: Where libcst visits the code fields in another order than the dataclass declares them.
 _VISIT_ORDER: Dict[type, Tuple[str, ...]] = {
@@ -49,10 +88,19 @@ _VISIT_ORDER: Dict[type, Tuple[str, ...]] = {
     cst.ExceptHandler: ("type", "name", "body"),
     cst.IfExp: ("body", "test", "orelse"),
     cst.MatchCase: ("pattern", "guard", "body"),
-    cst.Parameters: ("posonly_params", "posonly_ind", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.Parameters: (
+        "posonly_params",
+        "posonly_ind",
+        "params",
+        "star_arg",
+        "kwonly_params",
+        "star_kwarg",
+    ),
 }
-for _name, _order in (("ExceptStarHandler", ("type", "name", "body")),
-                      ("TypeAlias", ("name", "type_parameters", "value"))):
+for _name, _order in (
+    ("ExceptStarHandler", ("type", "name", "body")),
+    ("TypeAlias", ("name", "type_parameters", "value")),
+):
     if hasattr(cst, _name):  # newer libcst versions only
         _VISIT_ORDER[getattr(cst, _name)] = _order
 
@@ -66,11 +114,16 @@ def code_fields(node_type: type) -> Tuple[str, ...]:
     """The fields of ``node_type`` that may hold code, in visiting order."""
     names = _FIELDS.get(node_type)
     if names is None:
-        declared = [f.name for f in dataclasses.fields(node_type)
-                    if not f.name.startswith("whitespace") and f.name not in _NOT_CODE_FIELDS]
+        declared = [
+            f.name
+            for f in dataclasses.fields(node_type)
+            if not f.name.startswith("whitespace") and f.name not in _NOT_CODE_FIELDS
+        ]
         order = _VISIT_ORDER.get(node_type)
         if order is not None:
-            declared = [name for name in order if name in declared] + [n for n in declared if n not in order]
+            declared = [name for name in order if name in declared] + [
+                n for n in declared if n not in order
+            ]
         names = _FIELDS[node_type] = tuple(declared)
     return names
 
@@ -79,7 +132,9 @@ def value_kind(value_type: type) -> int:
     """1 for a code node type, 2 for a sequence, 0 for anything else (inert nodes, strings, None)."""
     kind = _KINDS.get(value_type)
     if kind is None:
-        kind = _KINDS[value_type] = int(issubclass(value_type, cst.CSTNode) and not issubclass(value_type, INERT))
+        kind = _KINDS[value_type] = int(
+            issubclass(value_type, cst.CSTNode) and not issubclass(value_type, INERT)
+        )
     return kind
 
 

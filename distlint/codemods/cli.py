@@ -23,8 +23,13 @@ import sys
 from dataclasses import dataclass
 from typing import List, Optional, TextIO
 
-from distlint.codemods.migrate_continuous import (DEFAULT_SUFFIX, RUNTIME_MODULES, MigrateOptions, MigrationResult,
-                                                  migrate_source)
+from distlint.codemods.migrate_continuous import (
+    DEFAULT_SUFFIX,
+    RUNTIME_MODULES,
+    MigrateOptions,
+    MigrationResult,
+    migrate_source,
+)
 
 EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -37,22 +42,38 @@ def _suffix(text: str) -> str:
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add ``distlint migrate``'s arguments to its sub-parser."""
-    parser.description = ("Move tests that can share one process group from per-test-spawn classes "
-                          "(MultiProcessTestCase) into continuous test classes, and report why each "
-                          "other test stays.")
+    parser.description = (
+        "Move tests that can share one process group from per-test-spawn classes "
+        "(MultiProcessTestCase) into continuous test classes, and report why each "
+        "other test stays."
+    )
     if "--help" not in parser._option_string_actions:  # the CLI builds this sub-parser without help
         parser.add_argument("-h", "--help", action="help", help="show this help message and exit")
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                        help="files or directories (default: .)")
+    parser.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)"
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="apply the changes to the files")
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 when any file would change")
-    mode.add_argument("--diff", action="store_true", help="print only the unified diff; write nothing")
-    parser.add_argument("--runtime", choices=sorted(RUNTIME_MODULES), default="distlint",
-                        help="where MultiProcContinuousTest comes from: distlint.runtime (default) or torch's "
-                             "torch.testing._internal.common_distributed (for code that lands in PyTorch)")
-    parser.add_argument("--class-suffix", type=_suffix, default=DEFAULT_SUFFIX, metavar="S",
-                        help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})")
+    mode.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when any file would change"
+    )
+    mode.add_argument(
+        "--diff", action="store_true", help="print only the unified diff; write nothing"
+    )
+    parser.add_argument(
+        "--runtime",
+        choices=sorted(RUNTIME_MODULES),
+        default="distlint",
+        help="where MultiProcContinuousTest comes from: distlint.runtime (default) or torch's "
+        "torch.testing._internal.common_distributed (for code that lands in PyTorch)",
+    )
+    parser.add_argument(
+        "--class-suffix",
+        type=_suffix,
+        default=DEFAULT_SUFFIX,
+        metavar="S",
+        help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})",
+    )
 
 
 @dataclass
@@ -64,7 +85,9 @@ class _Totals:
     errors: int = 0
 
 
-def run(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None) -> int:
+def run(
+    args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None
+) -> int:
     """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
     from distlint.config import ConfigError, ConfigResolver
     from distlint.discovery import discover
@@ -125,13 +148,23 @@ def _migrate_file(path: str, config, options: MigrateOptions) -> MigrationResult
         with open(path, "rb") as handle:
             source = handle.read()
     except OSError as exc:
-        return MigrationResult(path, b"", error=f"{path}: error: cannot read: {exc.strerror or exc}")
+        return MigrationResult(
+            path, b"", error=f"{path}: error: cannot read: {exc.strerror or exc}"
+        )
     return migrate_source(source, path, config, options)
 
 
 def _summary(totals: _Totals, args: argparse.Namespace) -> str:
     verb = "migrated" if args.write else "would migrate"
-    tests = f"{totals.moved} test{'s' if totals.moved != 1 else ''} moved, {totals.left} left in place"
-    errors = f", {totals.errors} file{'s' if totals.errors != 1 else ''} with errors" if totals.errors else ""
-    return (f"distlint migrate: {verb} {totals.changed} of {totals.files} file{'s' if totals.files != 1 else ''} "
-            f"({tests}){errors}")
+    tests = (
+        f"{totals.moved} test{'s' if totals.moved != 1 else ''} moved, {totals.left} left in place"
+    )
+    errors = (
+        f", {totals.errors} file{'s' if totals.errors != 1 else ''} with errors"
+        if totals.errors
+        else ""
+    )
+    return (
+        f"distlint migrate: {verb} {totals.changed} of {totals.files} file{'s' if totals.files != 1 else ''} "
+        f"({tests}){errors}"
+    )

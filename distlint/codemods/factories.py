@@ -37,8 +37,12 @@ class FactoryCall:
 
     def problem(self) -> Optional[str]:
         """Why distlint cannot give the continuous class the same call, or None."""
-        if self.kind == LOCAL_TENSOR and (len(self.call.args) > 2 or any(
-                a.keyword is not None and a.keyword.value == "base_class" for a in self.call.args)):
+        if self.kind == LOCAL_TENSOR and (
+            len(self.call.args) > 2
+            or any(
+                a.keyword is not None and a.keyword.value == "base_class" for a in self.call.args
+            )
+        ):
             return f"{LOCAL_TENSOR}({self.source}) chooses its own base_class; migrate it by hand"
         return None
 
@@ -52,8 +56,12 @@ def factory_call(statement: cst.BaseStatement) -> Optional[FactoryCall]:
         kind, call = INSTANTIATE, small.value
         if len(call.args) != 1:
             return None
-    elif (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-          and isinstance(small.value, cst.Call)):
+    elif (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and isinstance(small.value, cst.Call)
+    ):
         kind, call = LOCAL_TENSOR, small.value
     else:
         return None
@@ -70,7 +78,9 @@ def local_tensor_name(class_name: str) -> str:
     return class_name + LOCAL_TENSOR_SUFFIX
 
 
-def twin(factory: FactoryCall, continuous: str, local_base: Optional[str], keep_leading: bool) -> cst.SimpleStatementLine:
+def twin(
+    factory: FactoryCall, continuous: str, local_base: Optional[str], keep_leading: bool
+) -> cst.SimpleStatementLine:
     """The same call for the continuous class (``local_base``: ``base_class=`` of a local-tensor twin)."""
     call = factory.call
     args: List[cst.Arg] = [call.args[0].with_changes(value=cst.Name(continuous)), *call.args[1:]]
@@ -78,18 +88,35 @@ def twin(factory: FactoryCall, continuous: str, local_base: Optional[str], keep_
         assert local_base is not None
         # Laid out as the call's other arguments are (one per line keeps one per line).
         trailing = args[-1].comma
-        between = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        between = (
+            args[-2].comma
+            if len(args) > 1
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
         if not isinstance(trailing, cst.Comma):
-            trailing, between = cst.MaybeSentinel.DEFAULT, cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            trailing, between = (
+                cst.MaybeSentinel.DEFAULT,
+                cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            )
         args[-1] = args[-1].with_changes(comma=between)
-        args.append(cst.Arg(keyword=cst.Name("base_class"), value=cst.Name(local_base), comma=trailing,
-                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                  whitespace_after=cst.SimpleWhitespace(""))))
+        args.append(
+            cst.Arg(
+                keyword=cst.Name("base_class"),
+                value=cst.Name(local_base),
+                comma=trailing,
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
+            )
+        )
     new_call = call.with_changes(args=args)
     small = factory.statement.body[0]
     if isinstance(small, cst.Assign):
-        small = small.with_changes(targets=[small.targets[0].with_changes(target=cst.Name(local_tensor_name(continuous)))],
-                                   value=new_call)
+        small = small.with_changes(
+            targets=[small.targets[0].with_changes(target=cst.Name(local_tensor_name(continuous)))],
+            value=new_call,
+        )
     else:
         small = small.with_changes(value=new_call)
     statement = factory.statement.with_changes(body=[small])

@@ -93,7 +93,9 @@ class FamilyClass:
     #: Results.
     has_continuous: bool = False
     removed: bool = False
-    placement: Dict[int, Placement] = field(default_factory=dict)  # id(unit.statement) -> where it goes
+    placement: Dict[int, Placement] = field(
+        default_factory=dict
+    )  # id(unit.statement) -> where it goes
     notes: List[str] = field(default_factory=list)
 
     @property
@@ -212,7 +214,12 @@ class MigrationPlan:
         users = self.helper_users.get(key)
         if users is not None:
             return any(self._decision(c, t).moved for c, t in users)
-        return any(d.moved for cls in self.classes for d in cls.decisions.values() if id(d.test.node) == key)
+        return any(
+            d.moved
+            for cls in self.classes
+            for d in cls.decisions.values()
+            if id(d.test.node) == key
+        )
 
     def _decision(self, class_name: str, test: str) -> Decision:
         return next(c for c in self.classes if c.name == class_name).decisions[test]

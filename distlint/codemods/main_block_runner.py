@@ -31,11 +31,16 @@ class _RenamePlaceholder(cst.CSTTransformer):
         self.name = name
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        return updated_node.with_changes(value=self.name) if updated_node.value == PLACEHOLDER else updated_node
+        return (
+            updated_node.with_changes(value=self.name)
+            if updated_node.value == PLACEHOLDER
+            else updated_node
+        )
 
 
-def point_runner_at_placeholder(module: cst.Module, runners: Sequence[str] = ("run_tests",)
-                                ) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
+def point_runner_at_placeholder(
+    module: cst.Module, runners: Sequence[str] = ("run_tests",)
+) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
     """Replace the main block's torch ``run_tests`` with the placeholder (``runners``: the config's).
 
     Returns the new module, the replaced expression (its imports may go) and a note
@@ -49,8 +54,14 @@ def point_runner_at_placeholder(module: cst.Module, runners: Sequence[str] = ("r
     torch_runner = f"{TORCH_RUNNER_MODULE}.run_tests"
     if len(guard.runner.chain) > 1:
         if torch_runner in facts.imports.candidates(call.func):
-            return module, None, ("the main block runs torch's run_tests through "
-                                  f"{guard.runner.chain[0]}(); call distlint.runtime.run_tests there instead")
+            return (
+                module,
+                None,
+                (
+                    "the main block runs torch's run_tests through "
+                    f"{guard.runner.chain[0]}(); call distlint.runtime.run_tests there instead"
+                ),
+            )
         return module, None, ""
     if torch_runner not in facts.imports.candidates(call.func):
         return module, None, ""

@@ -33,7 +33,9 @@ class Unit:
 
     statement: cst.BaseStatement
     names: Tuple[str, ...]
-    kind: str  # "docstring" | "test" | "hook" | "method" | "attribute" | "class" | "noise" | "other"
+    kind: (
+        str  # "docstring" | "test" | "hook" | "method" | "attribute" | "class" | "noise" | "other"
+    )
 
     @property
     def name(self) -> str:
@@ -99,18 +101,24 @@ def classify_body(node: cst.ClassDef) -> ClassBody:
         elif isinstance(statement, cst.ClassDef):
             body.units.append(Unit(statement, (statement.name.value,), "class"))
         elif isinstance(statement, cst.SimpleStatementLine):
-            if all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
-                   for s in statement.body):
+            if all(
+                isinstance(s, cst.Pass)
+                or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+                for s in statement.body
+            ):
                 body.units.append(Unit(statement, (), "noise"))
                 continue
             names = _assigned_names(statement)
-            body.units.append(Unit(statement, names, "attribute") if names else Unit(statement, (), "other"))
+            body.units.append(
+                Unit(statement, names, "attribute") if names else Unit(statement, (), "other")
+            )
         else:
             body.units.append(Unit(statement, (), "other"))
     return body
 
 
 # -- which members code uses ---------------------------------------------------------------
+
 
 class _Uses(cst.CSTVisitor):
     def __init__(self) -> None:
@@ -129,8 +137,12 @@ class _Uses(cst.CSTVisitor):
             # super().x, type(self).x
             if value.func.value in ("super", "type"):
                 reached = True
-        elif (isinstance(value, cst.Attribute) and value.attr.value == "__class__"
-              and isinstance(value.value, cst.Name) and value.value.value in _SELF_NAMES):
+        elif (
+            isinstance(value, cst.Attribute)
+            and value.attr.value == "__class__"
+            and isinstance(value.value, cst.Name)
+            and value.value.value in _SELF_NAMES
+        ):
             reached = True
         if reached:
             self.names.add(attr)
@@ -159,7 +171,9 @@ def called_methods(node: cst.CSTNode) -> List[str]:
     """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear."""
     import libcst.matchers as matchers
 
-    calls = matchers.findall(node, matchers.Call(func=matchers.Attribute(value=matchers.Name("self"))))
+    calls = matchers.findall(
+        node, matchers.Call(func=matchers.Attribute(value=matchers.Name("self")))
+    )
     return list(dict.fromkeys(call.func.attr.value for call in calls))  # type: ignore[union-attr]
 
 
@@ -194,11 +208,14 @@ def needs_fixed_class(nodes: Iterable[cst.CSTNode], owner: str = "") -> Optional
         explicit = _Uses()
         node.visit(explicit)
         uses.mangled = uses.mangled or explicit.mangled
-        if explicit.explicit_super and not (isinstance(node, cst.FunctionDef) and owner
-                                            and zero_arg_super(node, owner) is not None):
+        if explicit.explicit_super and not (
+            isinstance(node, cst.FunctionDef) and owner and zero_arg_super(node, owner) is not None
+        ):
             uses.explicit_super = True
     if uses.explicit_super:
-        return "calls super() with arguments other than its own class and self (or in a nested scope)"
+        return (
+            "calls super() with arguments other than its own class and self (or in a nested scope)"
+        )
     if uses.mangled:
         return "uses a name-mangled self.__attribute"
     return None

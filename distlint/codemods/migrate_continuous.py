@@ -37,8 +37,15 @@ from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
-from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, RewriteError, strip_blank_leading, to_classmethod,
-                                       with_blank_leading, zero_arg_super)
+from distlint.codemods.rewrite import (
+    DROP_FINALLY,
+    REMOVE,
+    RewriteError,
+    strip_blank_leading,
+    to_classmethod,
+    with_blank_leading,
+    zero_arg_super,
+)
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, code_of, is_string_statement
 from distlint.imports import ImportChanges, ImportSpec, add_imports
@@ -60,7 +67,9 @@ class MigrateOptions:
 
     def __post_init__(self) -> None:
         if self.runtime not in RUNTIME_MODULES:
-            raise ValueError(f"unknown runtime {self.runtime!r} (choose from {', '.join(RUNTIME_MODULES)})")
+            raise ValueError(
+                f"unknown runtime {self.runtime!r} (choose from {', '.join(RUNTIME_MODULES)})"
+            )
         if not self.class_suffix.isidentifier():
             raise ValueError(f"class suffix {self.class_suffix!r} is not a valid identifier part")
 
@@ -103,8 +112,12 @@ def _analyze(wrapper: MetadataWrapper, config: Config, path: str) -> ModuleAnaly
     return analyze_module(wrapper, config, ExternalBases(path))
 
 
-def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
-                   options: Optional[MigrateOptions] = None) -> MigrationResult:
+def migrate_source(
+    source: bytes,
+    path: str,
+    config: Optional[Config] = None,
+    options: Optional[MigrateOptions] = None,
+) -> MigrationResult:
     """Migrate one file's bytes; never raises for bad input (see ``MigrationResult.error``)."""
     config = config or Config()
     options = options or MigrateOptions()
@@ -128,7 +141,9 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
         return result
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        plan = Planner(wrapper, _analyze(wrapper, config, path), config, options.class_suffix).plan()
+        plan = Planner(
+            wrapper, _analyze(wrapper, config, path), config, options.class_suffix
+        ).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:
@@ -152,9 +167,15 @@ def migrate_source(source: bytes, path: str, config: Optional[Config] = None,
 
 # -- building the new module ---------------------------------------------------------------
 
+
 class _Emitter:
-    def __init__(self, plan: MigrationPlan, wrapper: MetadataWrapper, options: MigrateOptions,
-                 runners: Sequence[str]) -> None:
+    def __init__(
+        self,
+        plan: MigrationPlan,
+        wrapper: MetadataWrapper,
+        options: MigrateOptions,
+        runners: Sequence[str],
+    ) -> None:
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
@@ -186,11 +207,15 @@ class _Emitter:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                if isinstance(small, cst.ImportFrom) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
                     module = code_of(small.module) if small.module is not None else ""
                     for name in small.names:
                         bound = name.evaluated_alias or name.evaluated_name
-                        if bound == target.name and (module != target.module or name.evaluated_name != target.name):
+                        if bound == target.name and (
+                            module != target.module or name.evaluated_name != target.name
+                        ):
                             return alias
         return target.name
 
@@ -203,7 +228,9 @@ class _Emitter:
     # -- the module ---------------------------------------------------------------------------
     def module(self) -> cst.Module:
         body: List[cst.BaseStatement] = []
-        instantiated = {id(f.statement): f for factories in self.plan.instantiations.values() for f in factories}
+        instantiated = {
+            id(f.statement): f for factories in self.plan.instantiations.values() for f in factories
+        }
         for statement in self.plan.module.body:
             cls = self.by_node.get(id(statement))
             if cls is not None:
@@ -243,9 +270,18 @@ class _Emitter:
         # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
         # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
         copies = []
-        for variant in [(), *cls.variants()]:  # every continuous class of the tests, one per options value
-            target = self._tests_mixin_name(cls, variant) if self._tests_mixin(cls) else cls.variant_name(variant)
-            copies.append(twin(factory, target, local_base, keep_leading=cls.removed and not copies))
+        for variant in [
+            (),
+            *cls.variants(),
+        ]:  # every continuous class of the tests, one per options value
+            target = (
+                self._tests_mixin_name(cls, variant)
+                if self._tests_mixin(cls)
+                else cls.variant_name(variant)
+            )
+            copies.append(
+                twin(factory, target, local_base, keep_leading=cls.removed and not copies)
+            )
         return copies if cls.removed else [factory.statement, *copies]
 
     def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
@@ -275,20 +311,30 @@ class _Emitter:
         if rewritten is not None and self.plan.rewrite_active(id(statement)):
             self._schedule_edit_removals(id(statement))
             statement = rewritten
-        if id(unit.statement) in self.plan.classmethod_opts and isinstance(statement, cst.FunctionDef):
+        if id(unit.statement) in self.plan.classmethod_opts and isinstance(
+            statement, cst.FunctionDef
+        ):
             statement = to_classmethod(statement)
         return _movable(statement, cls.name)
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
-        partner = cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
+        partner = (
+            cls.continuous_name if cls.has_continuous else "the continuous classes derived from it"
+        )
         text = f"Members {cls.name} shares with {partner}."
         if cls.has_continuous and cls.variants():  # a continuous class per options value
-            text = (f"Members {cls.name}'s continuous classes share." if cls.removed
-                    else f"Members {cls.name} shares with its continuous classes.")
+            text = (
+                f"Members {cls.name}'s continuous classes share."
+                if cls.removed
+                else f"Members {cls.name} shares with its continuous classes."
+            )
         docstring = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(f'"""{text}"""'))])
         statements = [docstring] + [self._unit_statement(cls, u) for u in units]
-        return cst.ClassDef(name=cst.Name(cls.mixin_name), body=cst.IndentedBlock(body=_spaced(statements)),
-                            leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        return cst.ClassDef(
+            name=cst.Name(cls.mixin_name),
+            body=cst.IndentedBlock(body=_spaced(statements)),
+            leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
+        )
 
     def _remaining(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
         moved_tests = {id(d.test.node) for d in cls.moved_tests()}
@@ -297,50 +343,81 @@ class _Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 continue
-            if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in (Placement.STAY, Placement.COPY):
+            if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in (
+                Placement.STAY,
+                Placement.COPY,
+            ):
                 continue
             kept.append(unit.statement)
         if not any(not _is_noise(s) for s in kept):
-            kept = [s for s in kept if not _is_noise(s)] or [cst.SimpleStatementLine(body=[cst.Pass()])]
+            kept = [s for s in kept if not _is_noise(s)] or [
+                cst.SimpleStatementLine(body=[cst.Pass()])
+            ]
         if kept:
             kept[0] = strip_blank_leading(kept[0])
         node = cls.node
-        body = node.body.with_changes(body=kept) if isinstance(node.body, cst.IndentedBlock) else node.body
+        body = (
+            node.body.with_changes(body=kept)
+            if isinstance(node.body, cst.IndentedBlock)
+            else node.body
+        )
         bases = list(node.bases)
         if has_mixin:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
-    def _continuous(self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()) -> List[cst.ClassDef]:
+    def _continuous(
+        self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
+    ) -> List[cst.ClassDef]:
         """``X<Suffix>``, or with ``variant`` the class of the tests using those options."""
         statements: List[cst.BaseStatement] = []
         docstring = cls.body.docstring
         if cls.removed and docstring is not None and not variant:
             statements.append(docstring.statement)
         # Class attributes first, then what the runtime reads, then methods and tests in source order.
-        statements += [self._unit_statement(cls, u) for u in cls.body.units
-                       if u.kind == "attribute" and cls.placement.get(id(u.statement)) in (Placement.MOVE, Placement.COPY)]
+        statements += [
+            self._unit_statement(cls, u)
+            for u in cls.body.units
+            if u.kind == "attribute"
+            and cls.placement.get(id(u.statement)) in (Placement.MOVE, Placement.COPY)
+        ]
         statements.extend(self._environment(cls))
         if cls is cls.root:
             statements.extend(self._class_facts(cls))
             if variant:
-                statements.append(_variant_opts(variant, [d.test.name for d in cls.moved_tests_of(variant)]))
+                statements.append(
+                    _variant_opts(variant, [d.test.name for d in cls.moved_tests_of(variant)])
+                )
         moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
         for unit in cls.body.units:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
                 statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
-            elif unit.kind in ("method", "class") and cls.placement.get(key) in (Placement.MOVE, Placement.COPY):
+            elif unit.kind in ("method", "class") and cls.placement.get(key) in (
+                Placement.MOVE,
+                Placement.COPY,
+            ):
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
-        body = cst.IndentedBlock(body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])])
-        leading = node.leading_lines if cls.removed and not variant else [cst.EmptyLine(), cst.EmptyLine()]
+        body = cst.IndentedBlock(
+            body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]
+        )
+        leading = (
+            node.leading_lines
+            if cls.removed and not variant
+            else [cst.EmptyLine(), cst.EmptyLine()]
+        )
         name = cls.variant_name(variant)
         bases = self._continuous_bases(cls, has_mixin, variant)
         if not self._tests_mixin(cls):
-            continuous = cst.ClassDef(name=cst.Name(name), bases=[cst.Arg(_expression(n)) for n in bases],
-                                      body=body, decorators=node.decorators, leading_lines=leading)
+            continuous = cst.ClassDef(
+                name=cst.Name(name),
+                bases=[cst.Arg(_expression(n)) for n in bases],
+                body=body,
+                decorators=node.decorators,
+                leading_lines=leading,
+            )
             # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
             return [continuous.deep_clone()]
         # torch's MultiProcContinuousTest keeps its workers on the class, so a subclass of a concrete
@@ -348,20 +425,27 @@ class _Emitter:
         # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
         continuous_base = self._continuous_base(cls)
         tests_name = self._tests_mixin_name(cls, variant)
-        tests = cst.ClassDef(name=cst.Name(tests_name),
-                             bases=[cst.Arg(_expression(n)) for n in bases if n != continuous_base],
-                             body=body, leading_lines=leading)
+        tests = cst.ClassDef(
+            name=cst.Name(tests_name),
+            bases=[cst.Arg(_expression(n)) for n in bases if n != continuous_base],
+            body=body,
+            leading_lines=leading,
+        )
         concrete = cst.ClassDef(
             name=cst.Name(name),
             bases=[cst.Arg(_expression(tests_name)), cst.Arg(_expression(continuous_base))],
             body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
-            decorators=node.decorators, leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            decorators=node.decorators,
+            leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
+        )
         return [tests.deep_clone(), concrete.deep_clone()]
 
     def _tests_mixin(self, cls: FamilyClass) -> bool:
         """Whether ``cls``'s continuous tests go to a mixin: with torch's class, when a subclass's
         continuous class derives from it."""
-        return self.options.runtime == "torch" and any(child.has_continuous for child in cls.children)
+        return self.options.runtime == "torch" and any(
+            child.has_continuous for child in cls.children
+        )
 
     @staticmethod
     def _tests_mixin_name(cls: FamilyClass, variant: OptionsVariant = ()) -> str:
@@ -371,7 +455,9 @@ class _Emitter:
     def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
         # Without a world size of its own or from a kept base, the class had its base's default.
-        default_world_size = not cls.mro_defines("world_size") and not any(member.kept_bases for member in cls.mro())
+        default_world_size = not cls.mro_defines("world_size") and not any(
+            member.kept_bases for member in cls.mro()
+        )
         constant = cls.base.default_world_size.get(self.options.runtime)
         if default_world_size and constant is not None:
             self.needed[constant] = constant.name
@@ -380,14 +466,20 @@ class _Emitter:
     def _environment(self, cls: FamilyClass) -> List[cst.BaseStatement]:
         """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
         environment = cls.analysis.environment
-        if cls is not cls.root and cls.parent is not None and cls.parent.analysis.environment == environment:
+        if (
+            cls is not cls.root
+            and cls.parent is not None
+            and cls.parent.analysis.environment == environment
+        ):
             return []  # inherited from the parent's continuous class
         if environment and self.options.runtime == "torch":
             self.imports.add(ImportSpec("os"))
             self.imports.add(ImportSpec("unittest.mock"))
         return environment_statements(environment, self.options.runtime)
 
-    def _continuous_bases(self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()) -> List[str]:
+    def _continuous_bases(
+        self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
+    ) -> List[str]:
         names: List[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls, variant)
         continuous_base = self._continuous_base(cls)
@@ -399,7 +491,11 @@ class _Emitter:
     def _bases_in_order(self, cls: FamilyClass, variant: OptionsVariant = ()) -> List[str]:
         out: List[str] = []
         for base in cls.node.bases:
-            if cls.parent is not None and isinstance(base.value, cst.Name) and base.value.value == cls.parent.name:
+            if (
+                cls.parent is not None
+                and isinstance(base.value, cst.Name)
+                and base.value.value == cls.parent.name
+            ):
                 parent = cls.parent
                 if parent.has_continuous and self._tests_mixin(parent):
                     out.append(self._tests_mixin_name(parent, variant))
@@ -443,7 +539,9 @@ class _Emitter:
 
     def _fix_imports(self, module: cst.Module) -> cst.Module:
         for target, bound in self.needed.items():
-            self.imports.add(ImportSpec(target.module, target.name, None if bound == target.name else bound))
+            self.imports.add(
+                ImportSpec(target.module, target.name, None if bound == target.name else bound)
+            )
         return self.imports.apply(module)
 
 
@@ -451,13 +549,17 @@ def _variant_opts(variant: OptionsVariant, tests: Sequence[str]) -> cst.Function
     """``opts()`` of the continuous class for an options variant: the runtime builds its PG with it."""
     params = ", ".join(f"{keyword}={value}" for keyword, value in variant)
     passed = ", ".join(f"{keyword}={keyword}" for keyword, _ in variant)
-    source = (f"@classmethod\ndef opts(cls, {params}, **kwargs):\n"
-              f"    \"\"\"The PG options of {', '.join(tests)}: opts({params}).\"\"\"\n"
-              f"    return super().opts({passed}, **kwargs)\n")
+    source = (
+        f"@classmethod\ndef opts(cls, {params}, **kwargs):\n"
+        f'    """The PG options of {", ".join(tests)}: opts({params})."""\n'
+        f"    return super().opts({passed}, **kwargs)\n"
+    )
     return cst.ensure_type(cst.parse_statement(source), cst.FunctionDef)
 
 
-def _ensure_main_block(module: cst.Module, options: MigrateOptions, runners: Sequence[str]) -> cst.Module:
+def _ensure_main_block(
+    module: cst.Module, options: MigrateOptions, runners: Sequence[str]
+) -> cst.Module:
     """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
     return ensure_main_block(module, runner_module=runner, runners=runners)
@@ -478,9 +580,10 @@ def _expression(text: str) -> cst.BaseExpression:
 
 
 def _is_noise(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine)
-            and all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
-                    for s in statement.body))
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+        for s in statement.body
+    )
 
 
 def _spaced(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
@@ -492,9 +595,12 @@ def _spaced(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
             continue
         previous = statements[index - 1]
         compound = (cst.FunctionDef, cst.ClassDef)
-        if isinstance(statement, compound) or isinstance(previous, compound) or is_string_statement(previous):
+        if (
+            isinstance(statement, compound)
+            or isinstance(previous, compound)
+            or is_string_statement(previous)
+        ):
             out.append(with_blank_leading(statement))
         else:
             out.append(statement)
     return out
-

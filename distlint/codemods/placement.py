@@ -30,8 +30,13 @@ from distlint.cst_utils import code_of, is_literal
 class Placer:
     """Places the members of a module's families (``order``: the per-test classes, bases first)."""
 
-    def __init__(self, order: List[FamilyClass], rewritten: Dict[int, cst.FunctionDef],
-                 helper_users: Dict[int, Set[Tuple[str, str]]], top_level_names: Set[str]) -> None:
+    def __init__(
+        self,
+        order: List[FamilyClass],
+        rewritten: Dict[int, cst.FunctionDef],
+        helper_users: Dict[int, Set[Tuple[str, str]]],
+        top_level_names: Set[str],
+    ) -> None:
         self.order = order
         self.classes = {cls.name: cls for cls in order}
         self.rewritten = rewritten
@@ -58,7 +63,9 @@ class Placer:
             mro = cls.mro()
             had_tests = any(member.body.tests() for member in mro)
             tests_left = any(member.remaining_test_nodes() for member in mro)
-            cls.removed = had_tests and not tests_left and all(child.removed for child in cls.children)
+            cls.removed = (
+                had_tests and not tests_left and all(child.removed for child in cls.children)
+            )
         continuous_demand = self._continuous_demand()
         remaining_demand = self._remaining_demand(continuous_demand)
         self.remaining_demand = remaining_demand
@@ -69,7 +76,12 @@ class Placer:
                     continue
                 key = id(unit.statement)
                 cont, rem = key in continuous_demand, key in remaining_demand
-                if cont and (rem or cls.variants()) and cls.has_continuous and _is_literal_attribute(unit):
+                if (
+                    cont
+                    and (rem or cls.variants())
+                    and cls.has_continuous
+                    and _is_literal_attribute(unit)
+                ):
                     # ``lazy_init = True``: each class gets the line (as a person would write it).
                     cls.placement[key] = Placement.COPY
                 elif cont and (rem or not cls.has_continuous or cls.variants()):
@@ -88,7 +100,9 @@ class Placer:
             names.add("opts")
         return names
 
-    def _closure(self, cls: FamilyClass, roots: Iterable[str], seed_units: Iterable[m.Unit] = ()) -> Set[int]:
+    def _closure(
+        self, cls: FamilyClass, roots: Iterable[str], seed_units: Iterable[m.Unit] = ()
+    ) -> Set[int]:
         """Units of ``cls``'s same-file MRO reached from ``roots`` names and ``seed_units``."""
         mro = cls.mro()
         by_name: Dict[str, List[m.Unit]] = {}
@@ -128,7 +142,9 @@ class Placer:
             roots: Set[str] = self._implicit_continuous_names(cls)
             for member in cls.mro():
                 for decision in member.moved_tests():
-                    roots |= m.member_uses([self.rewritten.get(id(decision.test.node), decision.test.node)])
+                    roots |= m.member_uses(
+                        [self.rewritten.get(id(decision.test.node), decision.test.node)]
+                    )
             demand |= self._closure(cls, roots)
         return demand
 
@@ -145,7 +161,10 @@ class Placer:
                 for unit in member.body.units:
                     if unit.kind == "hook":
                         roots |= m.member_uses([unit.statement])
-                    elif unit.kind in ("method", "attribute", "class") and id(unit.statement) not in continuous_demand:
+                    elif (
+                        unit.kind in ("method", "attribute", "class")
+                        and id(unit.statement) not in continuous_demand
+                    ):
                         seeds.append(unit)  # stays in its class: what it uses must stay reachable
             demand |= self._closure(cls, roots, seeds)
         return demand
@@ -165,7 +184,9 @@ class Placer:
                 for class_name, test_name in users:
                     decision = self.classes[class_name].decisions[test_name]
                     if decision.moved:
-                        decision.leave(Why.SHARED_HELPER.code, f"{Why.SHARED_HELPER.text} ({unit.name})")
+                        decision.leave(
+                            Why.SHARED_HELPER.code, f"{Why.SHARED_HELPER.text} ({unit.name})"
+                        )
                         changed = True
         for cls in self.order:
             if cls.refusal is None and cls.has_mixin and cls.mixin_name in self.top_level_names:
@@ -177,7 +198,9 @@ class Placer:
                 changed = True
         for cls in self.order:
             # A subclass's own tests join the continuous class of its base: same PG or they stay.
-            mismatch = self._base_mismatch(cls) if cls.has_continuous and cls is not cls.root else None
+            mismatch = (
+                self._base_mismatch(cls) if cls.has_continuous and cls is not cls.root else None
+            )
             if mismatch is not None and cls.moved_tests():
                 for decision in cls.moved_tests():
                     decision.leave(Why.BASE_MISMATCH.code, mismatch)
@@ -194,8 +217,10 @@ class Placer:
                 # Tests the subclasses inherit from the bases cannot move either.
                 for ancestor in cls.mro()[1:]:
                     for decision in ancestor.moved_tests():
-                        decision.leave(Why.SUBCLASS.code, f"{cls.name} inherits it and cannot be migrated: "
-                                                          f"{problem[1]}")
+                        decision.leave(
+                            Why.SUBCLASS.code,
+                            f"{cls.name} inherits it and cannot be migrated: {problem[1]}",
+                        )
                 changed = True
         return changed
 
@@ -210,19 +235,33 @@ class Placer:
         mro_units = [u for member in cls.mro() for u in member.body.units]
         for unit in mro_units:
             reserved = set(unit.names) & root.base.reserved
-            if reserved and self._placement_of(unit) in (Placement.MOVE, Placement.MIXIN, Placement.COPY):
-                return Why.RESERVED_MEMBER.code, f"{Why.RESERVED_MEMBER.text}: {sorted(reserved)[0]}"
-        if not uses_class_opts(root.analysis) and any("opts" in u.names and self._placement_of(u) in (Placement.MOVE, Placement.MIXIN) for u in mro_units):
-            return Why.OPTS_WITH_DEFAULT_OPTIONS.code, ("the moved tests call self.opts(), but their PG uses default "
-                                            "options; a continuous class's opts() builds the shared PG")
+            if reserved and self._placement_of(unit) in (
+                Placement.MOVE,
+                Placement.MIXIN,
+                Placement.COPY,
+            ):
+                return (
+                    Why.RESERVED_MEMBER.code,
+                    f"{Why.RESERVED_MEMBER.text}: {sorted(reserved)[0]}",
+                )
+        if not uses_class_opts(root.analysis) and any(
+            "opts" in u.names and self._placement_of(u) in (Placement.MOVE, Placement.MIXIN)
+            for u in mro_units
+        ):
+            return Why.OPTS_WITH_DEFAULT_OPTIONS.code, (
+                "the moved tests call self.opts(), but their PG uses default "
+                "options; a continuous class's opts() builds the shared PG"
+            )
         return None
 
     def _base_mismatch(self, cls: FamilyClass) -> Optional[str]:
         """How ``cls``'s tests' PG differs from the one of the continuous class it derives from."""
         facts, root = cls.analysis, cls.root
-        for label, mine, theirs in (("backend", facts.backend, root.analysis.backend),
-                                    ("timeout", facts.timeout, root.analysis.timeout),
-                                    ("options", facts.options, root.analysis.options)):
+        for label, mine, theirs in (
+            ("backend", facts.backend, root.analysis.backend),
+            ("timeout", facts.timeout, root.analysis.timeout),
+            ("options", facts.options, root.analysis.options),
+        ):
             if mine is None or theirs is None:
                 continue
             mine_text = mine if isinstance(mine, str) else code_of(mine)
@@ -261,4 +300,3 @@ def _is_literal_attribute(unit: m.Unit) -> bool:
         if value is None or not is_literal(value):
             return False
     return True
-

@@ -33,7 +33,14 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, Reason, TestAnalysis
+from distlint.analysis.model import (
+    CreationKind,
+    ExecutionModel,
+    ModuleAnalysis,
+    PGCreation,
+    Reason,
+    TestAnalysis,
+)
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods import members as m
@@ -43,18 +50,27 @@ from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, tes
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
 from distlint.codemods.report import Why
-from distlint.codemods.rewrite import (DROP_FINALLY, REMOVE, FunctionEdits, RewriteError, apply_edits,
-                                       bind_shared_pg, has_work_left)
+from distlint.codemods.rewrite import (
+    DROP_FINALLY,
+    REMOVE,
+    FunctionEdits,
+    RewriteError,
+    apply_edits,
+    bind_shared_pg,
+    has_work_left,
+)
 from distlint.config import Config
 from distlint.cst_utils import is_string_statement
 from distlint.metadata import node_spans
 
 
-
 # -- building the plan ----------------------------------------------------------------------
 
+
 class Planner:
-    def __init__(self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str
+    ) -> None:
         self.wrapper = wrapper
         self.module = wrapper.module
         self.analysis = analysis
@@ -85,9 +101,17 @@ class Planner:
         self._decide_tests()
         placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
         placer.settle()
-        return MigrationPlan(self.module, self.order, self.rewritten, self.instantiations,
-                             build_report(self.order, self.module),
-                             self.edits, self.functions, self.helper_users, placer.classmethod_opts())
+        return MigrationPlan(
+            self.module,
+            self.order,
+            self.rewritten,
+            self.instantiations,
+            build_report(self.order, self.module),
+            self.edits,
+            self.functions,
+            self.helper_users,
+            placer.classmethod_opts(),
+        )
 
     # -- 1. the family classes ----------------------------------------------------------------
     def _collect(self) -> None:
@@ -101,7 +125,8 @@ class Planner:
                         if isinstance(target.target, cst.Name):
                             self.top_level_names.add(target.target.value)
                     if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
-                            getattr(small, "names", None), cst.ImportStar):
+                        getattr(small, "names", None), cst.ImportStar
+                    ):
                         for alias in small.names:  # type: ignore[union-attr]
                             bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
                             self.top_level_names.add(bound)
@@ -109,11 +134,20 @@ class Planner:
             if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
                 continue
             index = positions.get(id(analysis.node))
-            family = FamilyClass(analysis.name, analysis.node, analysis, m.classify_body(analysis.node),
-                                 -1 if index is None else index, self.suffix)
+            family = FamilyClass(
+                analysis.name,
+                analysis.node,
+                analysis,
+                m.classify_body(analysis.node),
+                -1 if index is None else index,
+                self.suffix,
+            )
             if index is None:
-                family.refuse(Why.CLASS_BODY.code, "the class is defined inside a block (if/try/with); "
-                                                  "distlint only rewrites module-level classes")
+                family.refuse(
+                    Why.CLASS_BODY.code,
+                    "the class is defined inside a block (if/try/with); "
+                    "distlint only rewrites module-level classes",
+                )
             self.classes[analysis.name] = family
         self.order = sorted(self.classes.values(), key=lambda c: c.index)
 
@@ -125,7 +159,10 @@ class Planner:
         for cls in self.order:
             for base in cls.node.bases:
                 if base.keyword is not None:
-                    cls.refuse(Why.CLASS_BODY.code, f"the class passes `{base.keyword.value}=` to its bases")
+                    cls.refuse(
+                        Why.CLASS_BODY.code,
+                        f"the class passes `{base.keyword.value}=` to its bases",
+                    )
                     continue
                 name = base.value.value if isinstance(base.value, cst.Name) else None
                 local = module_classes.get(name) if name else None
@@ -137,9 +174,13 @@ class Planner:
                         cls.parent = family
                         family.children.append(cls)
                     continue
-                resolved = qualified_names(self.names, base.value) or {dotted_name(base.value) or ""}
+                resolved = qualified_names(self.names, base.value) or {
+                    dotted_name(base.value) or ""
+                }
                 if not BASES.keys() & {q.rsplit(".", 1)[-1] for q in resolved}:
-                    cls.kept_bases.append(base)  # from another module: the analysis read what it brings
+                    cls.kept_bases.append(
+                        base
+                    )  # from another module: the analysis read what it brings
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
@@ -148,15 +189,29 @@ class Planner:
     def _check_bodies(self) -> None:
         for cls in self.order:
             for unit in cls.body.others():
-                cls.refuse(Why.CLASS_BODY.code, f"line {self.line_of(unit.statement)} of the class body is "
-                                                "neither a method nor a class attribute")
-            movable = [u.statement for u in cls.body.units if u.kind in ("method", "attribute", "class", "test")]
+                cls.refuse(
+                    Why.CLASS_BODY.code,
+                    f"line {self.line_of(unit.statement)} of the class body is "
+                    "neither a method nor a class attribute",
+                )
+            movable = [
+                u.statement
+                for u in cls.body.units
+                if u.kind in ("method", "attribute", "class", "test")
+            ]
             problem = m.needs_fixed_class(movable, cls.name)
             if problem:
-                cls.refuse(Why.CLASS_BODY.code, f"a member {problem}, which breaks when it changes class")
-            if cls.analysis.environment and any(cls.body.defines(name) for name in ("setUpClass", "worker_env")):
-                cls.refuse(Why.CLASS_BODY.code, "its setUp sets environment the continuous class must declare, "
-                                                "and it defines setUpClass or worker_env itself")
+                cls.refuse(
+                    Why.CLASS_BODY.code, f"a member {problem}, which breaks when it changes class"
+                )
+            if cls.analysis.environment and any(
+                cls.body.defines(name) for name in ("setUpClass", "worker_env")
+            ):
+                cls.refuse(
+                    Why.CLASS_BODY.code,
+                    "its setUp sets environment the continuous class must declare, "
+                    "and it defines setUpClass or worker_env itself",
+                )
 
     def _check_module_references(self) -> None:
         """A class used by module-level code other than ``instantiate_parametrized_tests(X)``."""
@@ -195,12 +250,16 @@ class Planner:
             elif name in self.top_level_names:
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
-            cls.refuse(Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})")
+            cls.refuse(
+                Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
+            )
 
     def _refuse_reference(self, node: cst.Name, where: str) -> None:
         cls = self.classes[node.value]
-        cls.refuse(Why.MODULE_REFERENCE.code, f"{cls.name} is used {where} (line {self.line_of(node)}); "
-                                              "migrate it by hand")
+        cls.refuse(
+            Why.MODULE_REFERENCE.code,
+            f"{cls.name} is used {where} (line {self.line_of(node)}); migrate it by hand",
+        )
 
     # -- 4. per-test decisions ----------------------------------------------------------------
     def _no_pg_text(self, cls: FamilyClass, test: TestAnalysis) -> str:
@@ -209,10 +268,16 @@ class Planner:
         called = m.called_methods(test.node)
         for member in cls.mro():
             for written, found in member.analysis.external_bases:
-                helpers = [name for name in called if name in found.members and not member.body.defines(name)]
+                helpers = [
+                    name
+                    for name in called
+                    if name in found.members and not member.body.defines(name)
+                ]
                 if helpers:
-                    return (f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
-                            f"{written}, from another module, which distlint does not analyse")
+                    return (
+                        f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
+                        f"{written}, from another module, which distlint does not analyse"
+                    )
         return Why.NO_PG.text
 
     def _decide_tests(self) -> None:
@@ -228,7 +293,9 @@ class Planner:
                     decision.leave(Why.NO_PG.code, self._no_pg_text(cls, test))
                 elif test.ineligible:
                     first = test.ineligible[0]
-                    decision.leave(first.reason.code, "; ".join(i.describe() for i in test.ineligible))
+                    decision.leave(
+                        first.reason.code, "; ".join(i.describe() for i in test.ineligible)
+                    )
                 else:
                     decision.moved = True
                     if test_variant(test) and cls.parent is not None:
@@ -237,8 +304,10 @@ class Planner:
         for cls in self.order:
             for ancestor in cls.mro()[1:]:
                 if ancestor.refusal is not None and cls.refusal is None:
-                    cls.refuse(Why.BASE_CLASS.code, f"base class {ancestor.name} cannot be migrated: "
-                                                    f"{ancestor.refusal[1]}")
+                    cls.refuse(
+                        Why.BASE_CLASS.code,
+                        f"base class {ancestor.name} cannot be migrated: {ancestor.refusal[1]}",
+                    )
         for cls in self.order:
             if cls.refusal is not None:
                 for decision in cls.moved_tests():
@@ -248,11 +317,16 @@ class Planner:
                 name = decision.test.name
                 for descendant in cls.descendants():
                     if descendant.body.defines(name):
-                        decision.leave(Why.OVERRIDDEN.code, f"{Why.OVERRIDDEN.text}: {descendant.name}")
+                        decision.leave(
+                            Why.OVERRIDDEN.code, f"{Why.OVERRIDDEN.text}: {descendant.name}"
+                        )
                         break
                     if descendant.refusal is not None:
-                        decision.leave(Why.SUBCLASS.code, f"{descendant.name} inherits it and cannot be migrated: "
-                                                          f"{descendant.refusal[1]}")
+                        decision.leave(
+                            Why.SUBCLASS.code,
+                            f"{descendant.name} inherits it and cannot be migrated: "
+                            f"{descendant.refusal[1]}",
+                        )
                         break
         for cls in self.order:
             for decision in cls.moved_tests():
@@ -276,15 +350,19 @@ class Planner:
         for statement in test.teardown:
             owner = next((f for f in functions.values() if _contains(f, statement)), None)
             if owner is None:
-                raise RewriteError("its PG teardown is not in the test or a helper distlint rewrites")
+                raise RewriteError(
+                    "its PG teardown is not in the test or a helper distlint rewrites"
+                )
             edit = DROP_FINALLY if isinstance(statement, cst.Try) else REMOVE
             edits.setdefault(id(owner), FunctionEdits.empty()).statements[id(statement)] = edit
         rewritten: Dict[int, cst.FunctionDef] = {}
         for key, function_edits in edits.items():
             merged = self.edits.get(key)
             if merged is not None:  # a helper several tests share: the edits must agree
-                combined = FunctionEdits({**merged.statements, **function_edits.statements},
-                                         merged.decorators | function_edits.decorators)
+                combined = FunctionEdits(
+                    {**merged.statements, **function_edits.statements},
+                    merged.decorators | function_edits.decorators,
+                )
             else:
                 combined = function_edits
             rewritten[key] = apply_edits(functions[key], combined)
@@ -292,16 +370,27 @@ class Planner:
             raise RewriteError("nothing would be left of it without its PG setup and teardown")
         for key, function_edits in edits.items():
             merged = self.edits.get(key)
-            self.edits[key] = function_edits if merged is None else FunctionEdits(
-                {**merged.statements, **function_edits.statements}, merged.decorators | function_edits.decorators)
+            self.edits[key] = (
+                function_edits
+                if merged is None
+                else FunctionEdits(
+                    {**merged.statements, **function_edits.statements},
+                    merged.decorators | function_edits.decorators,
+                )
+            )
             self.functions[key] = functions[key]
             self.rewritten[key] = rewritten[key]
         for key in helpers:
             self.helper_users.setdefault(key, set()).add((cls.name, test.name))
 
     # -- rewriting one creation -----------------------------------------------------------------
-    def _creation_edits(self, function: cst.FunctionDef, creation: PGCreation, edits: Dict[int, FunctionEdits],
-                        helpers: Dict[int, cst.FunctionDef]) -> None:
+    def _creation_edits(
+        self,
+        function: cst.FunctionDef,
+        creation: PGCreation,
+        edits: Dict[int, FunctionEdits],
+        helpers: Dict[int, cst.FunctionDef],
+    ) -> None:
         """Edits that make the PG ``creation`` in ``function`` come from the shared PG."""
         function_edits = edits.setdefault(id(function), FunctionEdits.empty())
         kind = creation.kind
@@ -310,14 +399,27 @@ class Planner:
             # is the continuous base's: nothing to change in the test.
             return
         if kind is CreationKind.DECORATOR:
-            decorator = next((d for d in function.decorators if d is creation.node or d.decorator is creation.node
-                              or (isinstance(d.decorator, cst.Call) and d.decorator.func is creation.node)), None)
+            decorator = next(
+                (
+                    d
+                    for d in function.decorators
+                    if d is creation.node
+                    or d.decorator is creation.node
+                    or (isinstance(d.decorator, cst.Call) and d.decorator.func is creation.node)
+                ),
+                None,
+            )
             if decorator is None:
                 raise RewriteError("its PG decorator is not on the test")
             function_edits.decorators.add(id(decorator))
             return
-        if kind not in (CreationKind.INIT_PROCESS_GROUP, CreationKind.BACKEND_CONSTRUCTOR, CreationKind.KNOWN_HELPER,
-                        CreationKind.SELF_HELPER, CreationKind.LOCAL_FUNCTION):
+        if kind not in (
+            CreationKind.INIT_PROCESS_GROUP,
+            CreationKind.BACKEND_CONSTRUCTOR,
+            CreationKind.KNOWN_HELPER,
+            CreationKind.SELF_HELPER,
+            CreationKind.LOCAL_FUNCTION,
+        ):
             raise RewriteError(f"its PG comes from {creation.describe()}")
         helper_call = kind in (CreationKind.SELF_HELPER, CreationKind.LOCAL_FUNCTION)
         if helper_call and creation.bound_name is None:
@@ -328,7 +430,9 @@ class Planner:
                 raise RewriteError(f"distlint cannot tell whether {name}() only creates the PG")
             if not is_factory(helper, inner):
                 if kind is CreationKind.LOCAL_FUNCTION:
-                    raise RewriteError(f"module function {name}() creates the PG and does test work")
+                    raise RewriteError(
+                        f"module function {name}() creates the PG and does test work"
+                    )
                 # The helper does the test's work: rewrite its PG creation there.
                 helpers[id(helper)] = helper
                 self._creation_edits(helper, inner, edits, helpers)
@@ -339,17 +443,25 @@ class Planner:
         if statement is None:
             raise RewriteError("the analysis did not locate the statement that creates its PG")
         if creation.bound_name:
-            function_edits.statements[id(statement)] = bind_shared_pg(statement, creation.bound_name)
+            function_edits.statements[id(statement)] = bind_shared_pg(
+                statement, creation.bound_name
+            )
         elif _is_call_line(statement):
             function_edits.statements[id(statement)] = REMOVE
         else:  # e.g. ``with _dynamo_dist_per_rank_init(...):``: removing it would remove the test
-            raise RewriteError(f"its PG is created by `{first_line(statement)}`, which is not a plain call")
+            raise RewriteError(
+                f"its PG is created by `{first_line(statement)}`, which is not a plain call"
+            )
         for store in creation.store_statements:
             if not isinstance(store, cst.SimpleStatementLine):
-                raise RewriteError(f"its store is built by `{first_line(store)}`, which is not a plain assignment")
+                raise RewriteError(
+                    f"its store is built by `{first_line(store)}`, which is not a plain assignment"
+                )
             function_edits.statements[id(store)] = REMOVE
 
+
 # -- helpers ----------------------------------------------------------------------------------
+
 
 def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
     found: List[cst.Name] = []
@@ -379,8 +491,12 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
 
 def _is_call_line(statement: cst.BaseStatement) -> bool:
     """``f(...)`` alone on its line (what an unbound PG creation looks like)."""
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call))
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.Call)
+    )
 
 
 def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
@@ -411,7 +527,9 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
             return False
         small = statement.body[0]
         if isinstance(small, cst.Return):
-            if small.value is None or (isinstance(small.value, cst.Name) and small.value.value == inner.bound_name):
+            if small.value is None or (
+                isinstance(small.value, cst.Name) and small.value.value == inner.bound_name
+            ):
                 continue
             if _is_default_group(small.value):
                 continue
@@ -431,4 +549,6 @@ def _is_default_group(node: Optional[cst.BaseExpression]) -> bool:
     if isinstance(node, cst.Call):
         node = node.func
     written = dotted_name(node) if node is not None else None
-    return bool(written) and (written.endswith("_get_default_group") or written.endswith("group.WORLD"))
+    return bool(written) and (
+        written.endswith("_get_default_group") or written.endswith("group.WORLD")
+    )

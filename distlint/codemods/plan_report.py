@@ -30,7 +30,9 @@ def build_report(order: List[FamilyClass], module: cst.Module) -> FileReport:
             if decision.moved:
                 entry.moved.append(decision.test.name)
                 if test_variant(decision.test):
-                    entry.moved_to[decision.test.name] = cls.variant_name(test_variant(decision.test))
+                    entry.moved_to[decision.test.name] = cls.variant_name(
+                        test_variant(decision.test)
+                    )
             else:
                 entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
         for name in cls.unanalysed_tests:
@@ -39,24 +41,39 @@ def build_report(order: List[FamilyClass], module: cst.Module) -> FileReport:
         for written, found in cls.analysis.external_bases:
             for name in found.tests:
                 if name not in own:
-                    entry.left.append(LeftBehind(name, Reason.EXTERNAL_BASE.code,
-                                                 f"inherited from {written}, defined in another module"))
+                    entry.left.append(
+                        LeftBehind(
+                            name,
+                            Reason.EXTERNAL_BASE.code,
+                            f"inherited from {written}, defined in another module",
+                        )
+                    )
         for helper, name in _helper_class_tests(cls, module, family):
-            entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code,
-                                         f"inherited from {helper}, a class distlint does not analyse"))
+            entry.left.append(
+                LeftBehind(
+                    name,
+                    Why.NOT_ANALYSED.code,
+                    f"inherited from {helper}, a class distlint does not analyse",
+                )
+            )
         if cls.has_continuous:
             entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
             if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
-                entry.notes.append("world_size is not defined in this file; the continuous class takes it "
-                                   "from " + ", ".join(code_of(b.value) for b in cls.kept_bases)
-                                   + " or the runtime's default")
+                entry.notes.append(
+                    "world_size is not defined in this file; the continuous class takes it "
+                    "from "
+                    + ", ".join(code_of(b.value) for b in cls.kept_bases)
+                    + " or the runtime's default"
+                )
         if not (entry.moved or entry.left or entry.inherits_from):
             entry.notes.append(_no_tests_note(cls, module, family))
         report.classes.append(entry)
     return report
 
 
-def _helper_class_tests(cls: FamilyClass, module: cst.Module, family: Set[str]) -> List[Tuple[str, str]]:
+def _helper_class_tests(
+    cls: FamilyClass, module: cst.Module, family: Set[str]
+) -> List[Tuple[str, str]]:
     """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
     that are not per-test classes (mixins): they run per-test here, and stay."""
     module_classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
@@ -82,14 +99,22 @@ def _no_tests_note(cls: FamilyClass, module: cst.Module, family: Set[str]) -> st
     """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
     module_classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
     where: List[str] = []
-    ancestors = [a for a in cls.mro()[1:]
-                 if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)]
+    ancestors = [
+        a
+        for a in cls.mro()[1:]
+        if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)
+    ]
     if ancestors:
         where.append(f"it runs those of {ancestors[0].name} (listed there)")
-    elsewhere = [code_of(b.value) for b in cls.kept_bases
-                 if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)]
+    elsewhere = [
+        code_of(b.value)
+        for b in cls.kept_bases
+        if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)
+    ]
     if elsewhere:
-        where.append(f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-                     if ancestors else
-                     f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)")
+        where.append(
+            f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+            if ancestors
+            else f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+        )
     return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"

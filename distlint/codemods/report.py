@@ -31,19 +31,33 @@ class Why(CodedEnum):
     NAME_TAKEN = ("name-taken", "the name of the class distlint would create is taken")
     #: Mechanical: the moved tests call self.opts() but their PG uses default options, so the
     #: continuous class's opts() would change the PG they test (analysis classes: Reason.CLASS_OPTIONS).
-    OPTS_WITH_DEFAULT_OPTIONS = ("opts-with-default-options", "the moved tests call self.opts(), but their PG "
-                                                              "uses default options")
-    RESERVED_MEMBER = ("reserved-member", "the class defines a member MultiProcContinuousTest uses itself")
+    OPTS_WITH_DEFAULT_OPTIONS = (
+        "opts-with-default-options",
+        "the moved tests call self.opts(), but their PG uses default options",
+    )
+    RESERVED_MEMBER = (
+        "reserved-member",
+        "the class defines a member MultiProcContinuousTest uses itself",
+    )
     BASE_CLASS = ("base-class", "its base class cannot be migrated")
     SUBCLASS = ("subclass", "a subclass that inherits it cannot be migrated")
     OVERRIDDEN = ("overridden", "a subclass overrides it")
-    SHARED_HELPER = ("shared-helper", "its PG is created in a helper that tests which stay also call")
+    SHARED_HELPER = (
+        "shared-helper",
+        "its PG is created in a helper that tests which stay also call",
+    )
     REWRITE = ("rewrite", "distlint cannot rewrite its PG creation")
     #: Mechanical: a test with its own options value (``self.opts(threads=8)``) moves to a continuous
     #: class of its own, which distlint only builds for a class without a same-file per-test base.
-    OPTIONS_VARIANT = ("options-variant", "its own options value needs a continuous class of its own, which "
-                                          "distlint builds only for a class with no same-file per-test base")
-    BASE_MISMATCH = ("base-mismatch", "its PG differs from the one of the continuous class it would inherit")
+    OPTIONS_VARIANT = (
+        "options-variant",
+        "its own options value needs a continuous class of its own, which "
+        "distlint builds only for a class with no same-file per-test base",
+    )
+    BASE_MISMATCH = (
+        "base-mismatch",
+        "its PG differs from the one of the continuous class it would inherit",
+    )
 
 
 @dataclass(frozen=True)
@@ -95,8 +109,10 @@ class ClassReport:
         if extras:
             head += f" ({'; '.join(extras)})"
         out = [f"  {head}"]
-        out += [f"    moved  {name}" + (f" -> {self.moved_to[name]}" if name in self.moved_to else "")
-                for name in self.moved]
+        out += [
+            f"    moved  {name}" + (f" -> {self.moved_to[name]}" if name in self.moved_to else "")
+            for name in self.moved
+        ]
         out += [f"    {left.line()}" for left in self.left]
         for base in self.inherits_from:
             out.append(f"    inherits the tests moved from {base}")

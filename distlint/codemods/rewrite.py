@@ -47,10 +47,18 @@ def bind_shared_pg(statement: cst.BaseStatement, bound_name: str) -> cst.BaseSta
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         raise RewriteError("its PG is created inside a compound statement")
     small = statement.body[0]
-    if (isinstance(small, cst.Assign) and len(small.targets) == 1
-            and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == bound_name):
+    if (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == bound_name
+    ):
         return statement.with_changes(body=[small.with_changes(value=SHARED_PG)])
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == bound_name:
+    if (
+        isinstance(small, cst.AnnAssign)
+        and isinstance(small.target, cst.Name)
+        and small.target.value == bound_name
+    ):
         return statement.with_changes(body=[small.with_changes(value=SHARED_PG)])
     raise RewriteError(f"its PG is bound to `{bound_name}` in a way distlint cannot rewrite")
 
@@ -88,7 +96,9 @@ class _Apply(cst.CSTTransformer):
             if not inner:
                 return cst.RemoveFromParent()
             # Comments above ``try:`` now sit above its first statement.
-            inner[0] = inner[0].with_changes(leading_lines=[*updated_node.leading_lines, *inner[0].leading_lines])
+            inner[0] = inner[0].with_changes(
+                leading_lines=[*updated_node.leading_lines, *inner[0].leading_lines]
+            )
             return cst.FlattenSentinel(inner)
         assert isinstance(edit, cst.CSTNode)
         return edit
@@ -113,13 +123,16 @@ def has_work_left(function: cst.FunctionDef) -> bool:
     for statement in body:
         if is_string_statement(statement):
             continue
-        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body):
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+            isinstance(s, cst.Pass) for s in statement.body
+        ):
             continue
         return True
     return False
 
 
 # -- opts() as a classmethod -----------------------------------------------------------------
+
 
 class _RenameSelf(cst.CSTTransformer):
     """``self`` -> ``cls`` in a method body (nested scopes that rebind ``self`` are refused)."""
@@ -134,7 +147,9 @@ class _RenameSelf(cst.CSTTransformer):
             raise RewriteError("a nested function rebinds `self`")
         return True
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
         self.depth -= 1
         return updated_node
 
@@ -144,7 +159,9 @@ class _RenameSelf(cst.CSTTransformer):
         return True
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        return updated_node.with_changes(value="cls") if updated_node.value == "self" else updated_node
+        return (
+            updated_node.with_changes(value="cls") if updated_node.value == "self" else updated_node
+        )
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -206,7 +223,9 @@ def with_blank_leading(statement: cst.BaseStatement, count: int = 1) -> cst.Base
         blanks += 1
     if blanks >= count:
         return statement
-    return statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (count - blanks) + lines)
+    return statement.with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)] * (count - blanks) + lines
+    )
 
 
 class _ZeroArgSuper(cst.CSTTransformer):
@@ -225,23 +244,37 @@ class _ZeroArgSuper(cst.CSTTransformer):
         self.depth -= 1
         return updated
 
-    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter
-    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
+    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = (
+        visit_GeneratorExp
+    ) = _enter
+    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = (
+        leave_GeneratorExp
+    ) = _leave
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return self._enter(node)
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
         self.depth -= 1
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not (isinstance(updated.func, cst.Name) and updated.func.value == "super" and updated.args):
+        if not (
+            isinstance(updated.func, cst.Name) and updated.func.value == "super" and updated.args
+        ):
             return updated
         args = [a.value for a in updated.args]
-        rewritable = (self.depth == 1 and len(args) == 2 and all(a.keyword is None and a.star == "" for a in updated.args)
-                      and isinstance(args[0], cst.Name) and args[0].value == self.owner
-                      and isinstance(args[1], cst.Name) and args[1].value == self.receiver)
+        rewritable = (
+            self.depth == 1
+            and len(args) == 2
+            and all(a.keyword is None and a.star == "" for a in updated.args)
+            and isinstance(args[0], cst.Name)
+            and args[0].value == self.owner
+            and isinstance(args[1], cst.Name)
+            and args[1].value == self.receiver
+        )
         if not rewritable:
             self.blocked = True
             return updated

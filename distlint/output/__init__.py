@@ -26,7 +26,9 @@ class RenderOptions:
     statistics: bool = False
 
 
-def render(format_name: str, report: "CheckReport", options: RenderOptions = RenderOptions()) -> str:
+def render(
+    format_name: str, report: "CheckReport", options: RenderOptions = RenderOptions()
+) -> str:
     if format_name not in FORMATS:
         raise ValueError(f"unknown format {format_name!r}")
     module = importlib.import_module(f"{__name__}.{format_name}")
@@ -58,5 +60,7 @@ def statistics_lines(report: "CheckReport") -> list:
         entry[2] += finding.fixable
     width = max((len(str(c[0])) for c in counts.values()), default=1)
     rows = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
-    return [f"{count:>{width}}  {code}  {name}" + ("  (fixable)" if fixable else "")
-            for code, (count, name, fixable) in rows]
+    return [
+        f"{count:>{width}}  {code}  {name}" + ("  (fixable)" if fixable else "")
+        for code, (count, name, fixable) in rows
+    ]

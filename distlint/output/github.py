@@ -22,7 +22,9 @@ def annotation_lines(report: "CheckReport") -> List[str]:
     lines: List[str] = []
     for outcome in report.outcomes:
         for error in outcome.errors:
-            lines.append(f"::error file={_escape_property(outcome.path)},title=distlint::{_escape_data(error)}")
+            lines.append(
+                f"::error file={_escape_property(outcome.path)},title=distlint::{_escape_data(error)}"
+            )
         for f in outcome.findings:
             lines.append(
                 f"::error file={_escape_property(f.path)},line={f.line},col={f.col},"

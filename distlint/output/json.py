@@ -15,8 +15,17 @@ FIELDS = ("path", "line", "column", "end_line", "end_column", "code", "name", "m
 
 def as_objects(report: "CheckReport") -> List[Dict[str, Any]]:
     return [
-        {"path": f.path, "line": f.line, "column": f.col, "end_line": f.end_line, "end_column": f.end_col,
-         "code": f.code, "name": f.name, "message": f.message, "fixable": f.fixable}
+        {
+            "path": f.path,
+            "line": f.line,
+            "column": f.col,
+            "end_line": f.end_line,
+            "end_column": f.end_col,
+            "code": f.code,
+            "name": f.name,
+            "message": f.message,
+            "fixable": f.fixable,
+        }
         for f in report.findings
     ]
 

@@ -21,10 +21,27 @@ if TYPE_CHECKING:
 ERROR_CODE = "DISTLINT"
 
 
-def _message(path: Optional[str], line: Optional[int], char: Optional[int], code: str, name: str,
-             description: str, original: Optional[str] = None, replacement: Optional[str] = None) -> Dict[str, Any]:
-    return {"path": path, "line": line, "char": char, "code": code, "severity": "error", "name": name,
-            "original": original, "replacement": replacement, "description": description}
+def _message(
+    path: Optional[str],
+    line: Optional[int],
+    char: Optional[int],
+    code: str,
+    name: str,
+    description: str,
+    original: Optional[str] = None,
+    replacement: Optional[str] = None,
+) -> Dict[str, Any]:
+    return {
+        "path": path,
+        "line": line,
+        "char": char,
+        "code": code,
+        "severity": "error",
+        "name": name,
+        "original": original,
+        "replacement": replacement,
+        "description": description,
+    }
 
 
 def messages(report: "CheckReport") -> List[Dict[str, Any]]:
@@ -39,12 +56,26 @@ def messages(report: "CheckReport") -> List[Dict[str, Any]]:
                 original = source_text(outcome.original)  # type: ignore[arg-type]
                 replacement = source_text(outcome.fixed)  # type: ignore[arg-type]
                 whole_file_fix = False
-            description = finding.message + (" (fixable: `distlint check --fix`)" if finding.fixable else "")
-            out.append(_message(finding.path, finding.line, finding.col, finding.code, finding.name,
-                                description, original, replacement))
+            description = finding.message + (
+                " (fixable: `distlint check --fix`)" if finding.fixable else ""
+            )
+            out.append(
+                _message(
+                    finding.path,
+                    finding.line,
+                    finding.col,
+                    finding.code,
+                    finding.name,
+                    description,
+                    original,
+                    replacement,
+                )
+            )
     for diagnostic in report.diagnostics:
         if diagnostic.level == "error":
-            out.append(_message(diagnostic.path, None, None, ERROR_CODE, "path-error", diagnostic.line()))
+            out.append(
+                _message(diagnostic.path, None, None, ERROR_CODE, "path-error", diagnostic.line())
+            )
     return out
 
 

@@ -50,31 +50,58 @@ def document(report: "CheckReport") -> Dict[str, Any]:
             "ruleId": f.code,
             "level": "error",
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(f.path)}, "region": region}}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": artifact_uri(f.path)},
+                        "region": region,
+                    }
+                }
+            ],
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]
         results.append(result)
     notifications = [
-        {"level": "error", "message": {"text": error},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(outcome.path)}}}]}
-        for outcome in report.outcomes for error in outcome.errors
+        {
+            "level": "error",
+            "message": {"text": error},
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(outcome.path)}}}
+            ],
+        }
+        for outcome in report.outcomes
+        for error in outcome.errors
     ] + [
-        {"level": d.level if d.level in ("error", "warning") else "note", "message": {"text": d.line()}}
+        {
+            "level": d.level if d.level in ("error", "warning") else "note",
+            "message": {"text": d.line()},
+        }
         for d in report.diagnostics
     ]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "distlint", "version": distlint.__version__,
-                                "rules": [_rule_descriptor(rule) for rule in rules]}},
-            "invocations": [{
-                "executionSuccessful": not any(n["level"] == "error" for n in notifications),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "distlint",
+                        "version": distlint.__version__,
+                        "rules": [_rule_descriptor(rule) for rule in rules],
+                    }
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": not any(
+                            n["level"] == "error" for n in notifications
+                        ),
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+                "results": results,
+            }
+        ],
     }
 
 

@@ -24,21 +24,30 @@ def summary(report: "CheckReport", mode: str = "check") -> str:
     if mode == "fix":
         fixed = sum(o.fixed_count for o in report.outcomes if o.written)
         files_fixed = sum(1 for o in report.outcomes if o.written)
-        parts.append(f"Fixed {plural(fixed, 'error')} in {plural(files_fixed, 'file')}." if files_fixed
-                     else f"Nothing to fix ({plural(checked, 'file')} checked).")
+        parts.append(
+            f"Fixed {plural(fixed, 'error')} in {plural(files_fixed, 'file')}."
+            if files_fixed
+            else f"Nothing to fix ({plural(checked, 'file')} checked)."
+        )
         if findings:
-            parts.append(f"{plural(len(findings), 'error')} remaining in {plural(files_with, 'file')}.")
+            parts.append(
+                f"{plural(len(findings), 'error')} remaining in {plural(files_with, 'file')}."
+            )
     elif mode == "diff":
         fixes = sum(o.fixed_count for o in report.outcomes if o.fixed is not None)
         files_fixed = sum(1 for o in report.outcomes if o.fixed is not None)
-        parts.append(f"Would fix {plural(fixes, 'error')} in {plural(files_fixed, 'file')} (nothing written).")
+        parts.append(
+            f"Would fix {plural(fixes, 'error')} in {plural(files_fixed, 'file')} (nothing written)."
+        )
     elif findings:
         text = f"Found {plural(len(findings), 'error')} in {plural(files_with, 'file')}"
         parts.append(text + (f" ({fixable} fixable with --fix)." if fixable else "."))
     else:
         parts.append(f"All checks passed ({plural(checked, 'file')} checked).")
     if unreadable:
-        parts.append(f"{plural(unreadable, 'file')} could not be checked or fixed (errors on stderr).")
+        parts.append(
+            f"{plural(unreadable, 'file')} could not be checked or fixed (errors on stderr)."
+        )
     return " ".join(parts)
 
 
@@ -59,5 +68,7 @@ def _diffs(report: "CheckReport") -> List[str]:
         before = source_text(outcome.original).splitlines(keepends=True)
         after = source_text(outcome.fixed).splitlines(keepends=True)
         for line in difflib.unified_diff(before, after, f"a/{outcome.path}", f"b/{outcome.path}"):
-            chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+            chunks.append(
+                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            )
     return chunks

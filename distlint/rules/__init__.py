@@ -21,11 +21,18 @@ def all_rules() -> tuple:
         if not _RULE_MODULE.match(info.name):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        rules = [obj for obj in vars(module).values()
-                 if isinstance(obj, type) and issubclass(obj, LintRule) and obj is not LintRule
-                 and obj.__module__ == module.__name__]
+        rules = [
+            obj
+            for obj in vars(module).values()
+            if isinstance(obj, type)
+            and issubclass(obj, LintRule)
+            and obj is not LintRule
+            and obj.__module__ == module.__name__
+        ]
         if len(rules) != 1:
-            raise RuntimeError(f"{module.__name__} must define exactly one rule, found {len(rules)}")
+            raise RuntimeError(
+                f"{module.__name__} must define exactly one rule, found {len(rules)}"
+            )
         found.append(rules[0])
     codes = [rule.code for rule in found]
     duplicates = {code for code in codes if codes.count(code) > 1}

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, FrozenSet, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    FrozenSet,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import libcst as cst
 
@@ -104,16 +114,22 @@ class LintRule(cst.BatchableCSTVisitor):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "fixable" in vars(cls):
-            raise TypeError(f"{cls.__name__}: fixable comes from the INVALID examples (expected_fix), not by hand")
+            raise TypeError(
+                f"{cls.__name__}: fixable comes from the INVALID examples (expected_fix), not by hand"
+            )
         cls.fixable = any(example.expected_fix is not None for example in cls.INVALID)
         # Name, default and pre-screen have one definition, in the rule table that the linter
         # consults before importing any rule (distlint.screens).
         if "may_report" in vars(cls):
-            raise TypeError(f"{cls.__name__}: may_report comes from distlint.screens, not the rule class")
+            raise TypeError(
+                f"{cls.__name__}: may_report comes from distlint.screens, not the rule class"
+            )
         entry = SCREENS_BY_CODE.get(cls.code)
         if entry is not None and "code" in vars(cls):
             if "name" in vars(cls) or "default_enabled" in vars(cls):
-                raise TypeError(f"{cls.__name__}: name and default_enabled come from distlint.screens")
+                raise TypeError(
+                    f"{cls.__name__}: name and default_enabled come from distlint.screens"
+                )
             cls.name, cls.default_enabled = entry.name, entry.default_enabled
             cls.may_report = staticmethod(entry.may_report)  # type: ignore[method-assign]
 
@@ -137,8 +153,14 @@ class LintRule(cst.BatchableCSTVisitor):
     def config(self) -> "Config":
         return self.context.config
 
-    def report(self, node: cst.CSTNode, message: str, *, fix: Optional[Fix] = None,
-               replacement: Optional[Replacement] = None) -> None:
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix: Optional[Fix] = None,
+        replacement: Optional[Replacement] = None,
+    ) -> None:
         """Report ``node``. ``replacement`` is shorthand for a fix replacing ``node``."""
         if replacement is not None:
             if fix is not None:

@@ -13,10 +13,14 @@ from distlint.analysis.mainblock.fix import append_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 from distlint.torch_names import TORCH_RUNNER_MODULE
 
-MESSAGE = ('no `if __name__ == "__main__":` block, so `python {file}` runs no test; '
-           'add one that calls `run_tests()` at the end of the module')
-NESTED_MESSAGE = ('the `if __name__ == "__main__":` block is nested inside another statement; '
-                  'move it to the top level at the end of the module')
+MESSAGE = (
+    'no `if __name__ == "__main__":` block, so `python {file}` runs no test; '
+    "add one that calls `run_tests()` at the end of the module"
+)
+NESTED_MESSAGE = (
+    'the `if __name__ == "__main__":` block is nested inside another statement; '
+    "move it to the top level at the end of the module"
+)
 
 
 class NoMainBlock(LintRule):
@@ -204,7 +208,8 @@ class NoMainBlock(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
-            line=1, column=1,
+            line=1,
+            column=1,
         ),
         # An aliased runner import is reused.
         Invalid(
@@ -407,7 +412,6 @@ class NoMainBlock(LintRule):
         ),
     ]
 
-
     def visit_Module(self, node: cst.Module) -> None:
         config = self.config
         facts = main_block_facts(self.context)
@@ -416,7 +420,9 @@ class NoMainBlock(LintRule):
         if facts.nested_guards:
             self.report(node, NESTED_MESSAGE)
             return
-        planned = append_main_block(facts, facts.runner_module_in_use or TORCH_RUNNER_MODULE, config.runners)
+        planned = append_main_block(
+            facts, facts.runner_module_in_use or TORCH_RUNNER_MODULE, config.runners
+        )
         fix = None if planned is None else Fix(edits=((node, planned[0]),), add_imports=planned[1])
         file_name = file_label(self.context.path)
         self.report(node, MESSAGE.format(file=file_name), fix=fix)

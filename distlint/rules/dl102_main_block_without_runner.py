@@ -16,8 +16,10 @@ from distlint.analysis.mainblock.fix import fill_empty_main_block
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 from distlint.torch_names import TORCH_RUNNER_MODULE
 
-MESSAGE = ("the main block neither calls a test runner nor raises, so running the file runs no test; "
-           "call `run_tests()` in it (or raise to mark the file as not meant to be run)")
+MESSAGE = (
+    "the main block neither calls a test runner nor raises, so running the file runs no test; "
+    "call `run_tests()` in it (or raise to mark the file as not meant to be run)"
+)
 
 
 class MainBlockWithoutRunner(LintRule):
@@ -336,7 +338,10 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 spawn(_worker, nprocs=4, args=(4,))
             """,
-            config={"require-main": "always", "continuous-bases": ["mypkg.testing.ClusterTestBase"]},
+            config={
+                "require-main": "always",
+                "continuous-bases": ["mypkg.testing.ClusterTestBase"],
+            },
         ),
     ]
     INVALID = [
@@ -359,7 +364,8 @@ class MainBlockWithoutRunner(LintRule):
                 main()
             """,
             expected_message="call `run_tests()`",
-            line=14, column=1,
+            line=14,
+            column=1,
         ),
         # A run_tests elsewhere in the module does not count; recursion is harmless.
         Invalid(
@@ -379,7 +385,8 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 loop()
             """,
-            line=14, column=1,
+            line=14,
+            column=1,
         ),
         # A raise only on one branch does not mark the file as not runnable.
         Invalid(
@@ -396,7 +403,8 @@ class MainBlockWithoutRunner(LintRule):
                 print("hello")
             """,
             config={"require-main": "always"},
-            line=8, column=1,
+            line=8,
+            column=1,
         ),
         # A configured runner replaces nothing: a bare print is still no runner.
         Invalid(
@@ -412,7 +420,8 @@ class MainBlockWithoutRunner(LintRule):
                 print("done")
             """,
             config={"runners": ["mypkg.testing.launch_tests"]},
-            line=9, column=1,
+            line=9,
+            column=1,
         ),
         # run_rank of a class that is not continuous runs no test of this module.
         Invalid(
@@ -433,7 +442,8 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 mp.spawn(BenchHarness.run_rank, nprocs=2, args=(2,))
             """,
-            line=15, column=1,
+            line=15,
+            column=1,
         ),
         # Generated tests are tests: a benchmark main block runs none of them.
         Invalid(
@@ -446,7 +456,8 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 print("use test/run_test.py")
             """,
-            line=7, column=1,
+            line=7,
+            column=1,
         ),
         # A block that does nothing at all is fixed.
         Invalid(
@@ -470,7 +481,8 @@ class MainBlockWithoutRunner(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
-            line=8, column=1,
+            line=8,
+            column=1,
         ),
         Invalid(
             "from torch.testing._internal.common_utils import TestCase\r\n"
@@ -490,10 +502,10 @@ class MainBlockWithoutRunner(LintRule):
             "\r\n"
             "if __name__ == '__main__':\r\n"
             "\trun_tests()\r\n",
-            line=7, column=1,
+            line=7,
+            column=1,
         ),
     ]
-
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)
@@ -503,6 +515,12 @@ class MainBlockWithoutRunner(LintRule):
             return
         if any(guard.runner is not None or guard.raises for guard in facts.guards):
             return
-        planned = fill_empty_main_block(facts, facts.runner_module_in_use or TORCH_RUNNER_MODULE, self.config.runners)
-        fix = None if planned is None else Fix(edits=((planned[0], planned[1]),), add_imports=planned[2])
+        planned = fill_empty_main_block(
+            facts, facts.runner_module_in_use or TORCH_RUNNER_MODULE, self.config.runners
+        )
+        fix = (
+            None
+            if planned is None
+            else Fix(edits=((planned[0], planned[1]),), add_imports=planned[2])
+        )
         self.report(facts.guards[0].node, MESSAGE, fix=fix)

@@ -156,7 +156,8 @@ class TestsAfterMainBlock(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
-            line=9, column=1,
+            line=9,
+            column=1,
         ),
         # Reversed comparison, a runner through main(), a test function and a class
         # named after its base; instantiate_*_tests() calls generate tests too.
@@ -199,7 +200,8 @@ class TestsAfterMainBlock(LintRule):
             if '__main__' == __name__:
                 main()
             """,
-            line=8, column=1,
+            line=8,
+            column=1,
         ),
         # Two main blocks: reported, merging them is left to a person.
         Invalid(
@@ -216,7 +218,8 @@ class TestsAfterMainBlock(LintRule):
             if __name__ == "__main__":
                 unittest.main()
             """,
-            line=4, column=1,
+            line=4,
+            column=1,
         ),
         # CRLF and tabs are kept; a comment indented in the block moves with it.
         Invalid(
@@ -239,10 +242,10 @@ class TestsAfterMainBlock(LintRule):
             "if __name__ == '__main__':\r\n"
             "\tunittest.main()\r\n"
             "\t# end of the main block\r\n",
-            line=3, column=1,
+            line=3,
+            column=1,
         ),
     ]
-
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)
@@ -252,7 +255,9 @@ class TestsAfterMainBlock(LintRule):
         late = facts.tests_after(guard)
         if not late:
             return
-        names = ", ".join(f"`{test.name}`" for test in late[:MAX_NAMED]) + (", ..." if len(late) > MAX_NAMED else "")
+        names = ", ".join(f"`{test.name}`" for test in late[:MAX_NAMED]) + (
+            ", ..." if len(late) > MAX_NAMED else ""
+        )
         count = f"{len(late)} test definitions" if len(late) > 1 else "a test definition"
         verb = "never run" if len(late) > 1 else "never runs"
         file_name = file_label(self.context.path)

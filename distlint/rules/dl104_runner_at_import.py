@@ -118,7 +118,8 @@ class RunnerAtImport(LintRule):
             if __name__ == "__main__":
                 run_tests()
             """,
-            line=9, column=1,
+            line=9,
+            column=1,
         ),
         # Alias through a module import, inside a top-level if; tests follow: moved to the end.
         Invalid(
@@ -144,7 +145,8 @@ class RunnerAtImport(LintRule):
                 if not cu.IS_WINDOWS:
                     cu.run_tests()
             """,
-            line=5, column=5,
+            line=5,
+            column=5,
         ),
         # Through this module's main(); an existing guard that does something else
         # receives the call.
@@ -173,7 +175,8 @@ class RunnerAtImport(LintRule):
                 os.environ["MASTER_PORT"] = "29500"
                 main()
             """,
-            line=11, column=1,
+            line=11,
+            column=1,
         ),
         # The guard already runs the tests: the import-time call is dropped.
         Invalid(
@@ -191,7 +194,8 @@ class RunnerAtImport(LintRule):
             if __name__ == "__main__":
                 rt()
             """,
-            line=4, column=1,
+            line=4,
+            column=1,
         ),
         # A statement that binds a name is reported but not moved.
         Invalid(
@@ -204,24 +208,22 @@ class RunnerAtImport(LintRule):
             except ImportError:
                 np = None
             """,
-            line=6, column=5,
+            line=6,
+            column=5,
         ),
         # CRLF and tabs; a configured runner.
         Invalid(
-            "from mypkg.testing import launch_tests\r\n"
-            "\r\n"
-            "if True:\r\n"
-            "\tlaunch_tests()\r\n",
+            "from mypkg.testing import launch_tests\r\n\r\nif True:\r\n\tlaunch_tests()\r\n",
             config={"runners": ["mypkg.testing.launch_tests"]},
             expected_fix="from mypkg.testing import launch_tests\r\n"
             "\r\n"
             'if __name__ == "__main__":\r\n'
             "\tif True:\r\n"
             "\t\tlaunch_tests()\r\n",
-            line=4, column=2,
+            line=4,
+            column=2,
         ),
     ]
-
 
     def visit_Module(self, node: cst.Module) -> None:
         facts = main_block_facts(self.context)

@@ -7,10 +7,12 @@ import libcst as cst
 from distlint.analysis.mainblock import main_block_facts
 from distlint.rules.base import Invalid, LintRule, Valid
 
-MESSAGE = ("{call} launches the ranks of continuous class `{cls}` by hand (the torchrun / mp.spawn pattern "
-           "of PyTorch PR 125648); continuous classes now start their ranks in `run_tests()` (torch 2.13's "
-           "`MultiProcContinuousTest` has no `run_rank`), which also works under pytest and with `-k`: "
-           "call `run_tests()` in the main block instead")
+MESSAGE = (
+    "{call} launches the ranks of continuous class `{cls}` by hand (the torchrun / mp.spawn pattern "
+    "of PyTorch PR 125648); continuous classes now start their ranks in `run_tests()` (torch 2.13's "
+    "`MultiProcContinuousTest` has no `run_rank`), which also works under pytest and with `-k`: "
+    "call `run_tests()` in the main block instead"
+)
 
 
 class ContinuousClassLaunchedByHand(LintRule):
@@ -109,7 +111,8 @@ class ContinuousClassLaunchedByHand(LintRule):
                                                 args=(world_size, rdvz_file))
             """,
             expected_message="`SymmMemTest.run_rank()` launches the ranks of continuous class `SymmMemTest` by hand",
-            line=15, column=9,
+            line=15,
+            column=9,
         ),
         # Through a function of the module and an alias of spawn.
         Invalid(
@@ -128,7 +131,8 @@ class ContinuousClassLaunchedByHand(LintRule):
                 main()
             """,
             expected_message="`main()` (which calls `PipelineTest.run_rank`) launches the ranks",
-            line=13, column=5,
+            line=13,
+            column=5,
         ),
     ]
 

@@ -124,7 +124,8 @@ class PerTestProcessGroup(LintRule):
                     dist.destroy_process_group()
             """,
             expected_message="`test_allreduce` creates its own PG with init_process_group; migratable",
-            line=12, column=9,
+            line=12,
+            column=9,
         ),
         # Through a same-class helper, with an aliased import; NCCL environment makes it stay.
         Invalid(
@@ -147,11 +148,11 @@ class PerTestProcessGroup(LintRule):
                     self._init_process()
             """,
             expected_message="via self._init_process -> init_process_group; keep it per-test: "
-                             "sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
-            line=17, column=9,
+            "sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
+            line=17,
+            column=9,
         ),
     ]
-
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:

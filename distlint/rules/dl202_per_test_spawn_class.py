@@ -121,8 +121,9 @@ class PerTestSpawnClass(LintRule):
                     dist.distributed_c10d._abort_process_group()
             """,
             expected_message="`TestGloo`: 3 tests each spawn 2 processes and create a PG; 2 can move to a "
-                             "continuous class (run `distlint migrate`), 1 cannot: 1 aborts or shuts down the PG",
-            line=5, column=1,
+            "continuous class (run `distlint migrate`), 1 cannot: 1 aborts or shuts down the PG",
+            line=5,
+            column=1,
         ),
         # DTensorTestBase tests get their PG from @with_comms.
         Invalid(
@@ -137,11 +138,11 @@ class PerTestSpawnClass(LintRule):
             """,
             # distlint migrate moves it to the DTensor continuous base (and drops @with_comms).
             expected_message="`TestShard`: 1 test spawns world_size processes and creates a PG; all 1 can move "
-                             "to a continuous class: run `distlint migrate`",
-            line=5, column=1,
+            "to a continuous class: run `distlint migrate`",
+            line=5,
+            column=1,
         ),
     ]
-
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:
@@ -155,13 +156,21 @@ class PerTestSpawnClass(LintRule):
         movable = sum(1 for t in tests if t.eligible)
         stuck = total - movable
         world = integer_literal(analysis.world_size)
-        processes = "world_size processes" if world is None else f"{world} {_plural(world, 'process', 'processes')}"
-        head = (f"`{analysis.name}`: {total} {_plural(total, 'test spawns', 'tests each spawn')} {processes} "
-                f"and {_plural(total, 'creates', 'create')} a PG")
+        processes = (
+            "world_size processes"
+            if world is None
+            else f"{world} {_plural(world, 'process', 'processes')}"
+        )
+        head = (
+            f"`{analysis.name}`: {total} {_plural(total, 'test spawns', 'tests each spawn')} {processes} "
+            f"and {_plural(total, 'creates', 'create')} a PG"
+        )
         reasons = ", ".join(f"{count} {phrase}" for count, phrase in reason_counts(analysis))
         if stuck == 0:
             return f"{head}; all {total} can move to a continuous class: run `distlint migrate`"
         if movable == 0:
             return f"{head}; none can move to a continuous class: {reasons} (select DL201 for each test)"
-        return (f"{head}; {movable} can move to a continuous class (run `distlint migrate`), "
-                f"{stuck} cannot: {reasons}")
+        return (
+            f"{head}; {movable} can move to a continuous class (run `distlint migrate`), "
+            f"{stuck} cannot: {reasons}"
+        )

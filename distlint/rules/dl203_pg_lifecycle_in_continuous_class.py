@@ -96,7 +96,8 @@ class PgLifecycleInContinuousClass(LintRule):
                     dist.destroy_process_group()
             """,
             expected_message="`test_allreduce` calls destroy_process_group() in continuous class `TestCollectives`",
-            line=9, column=9,
+            line=9,
+            column=9,
         ),
         Invalid(
             """
@@ -110,16 +111,19 @@ class PgLifecycleInContinuousClass(LintRule):
                     self._break()
             """,
             expected_message=".abort() via self._break",
-            line=9, column=9,
+            line=9,
+            column=9,
         ),
     ]
-
 
     def leave_Module(self, original_node: Module) -> None:
         for analysis in module_analysis(self.context).classes:
             if analysis.model is not ExecutionModel.CONTINUOUS:
                 continue
             for test, call, what in analysis.lifecycle_calls:
-                self.report(call, f"`{test}` calls {what} in continuous class `{analysis.name}`: every later test "
-                                  "then runs on a broken or missing PG; use a subgroup (dist.new_group) or move "
-                                  "the test to a per-test class")
+                self.report(
+                    call,
+                    f"`{test}` calls {what} in continuous class `{analysis.name}`: every later test "
+                    "then runs on a broken or missing PG; use a subgroup (dist.new_group) or move "
+                    "the test to a per-test class",
+                )

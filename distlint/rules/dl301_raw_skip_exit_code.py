@@ -17,6 +17,8 @@ from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 EXIT_FUNCTIONS = {"sys.exit": "sys.exit", "os._exit": "os._exit"}
 #: Modules whose ``TEST_SKIPS`` is the registry (reused when the file imports it from them).
 PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME, "distlint.runtime.skips")
+
+
 def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
     """How this module can name the registry (``TEST_SKIPS``, ``cd.TEST_SKIPS``), and whether it uses distlint.runtime."""
     reference: Optional[str] = None
@@ -25,7 +27,11 @@ def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            if (
+                isinstance(small, cst.ImportFrom)
+                and small.module is not None
+                and not small.relative
+            ):
                 name = get_full_name_for_node(small.module) or ""
                 uses_runtime = uses_runtime or name.startswith(DISTLINT_RUNTIME)
                 if isinstance(small.names, cst.ImportStar):
@@ -138,7 +144,8 @@ class RawSkipExitCode(LintRule):
                 if torch.cuda.device_count() < 2:
                     sys.exit(TEST_SKIPS["multi-gpu-2"].exit_code)
             """,
-            line=9, column=9,
+            line=9,
+            column=9,
         ),
         # An existing aliased import is reused; os._exit too.
         Invalid(
@@ -157,7 +164,8 @@ class RawSkipExitCode(LintRule):
             def worker():
                 os._exit(SKIPS["nccl"].exit_code)
             """,
-            line=6, column=5,
+            line=6,
+            column=5,
         ),
         # Modules on distlint.runtime get the runtime's registry.
         Invalid(
@@ -177,10 +185,10 @@ class RawSkipExitCode(LintRule):
                 def test_two(self):
                     sys.exit(TEST_SKIPS["multi-gpu-1"].exit_code)
             """,
-            line=7, column=9,
+            line=7,
+            column=9,
         ),
     ]
-
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
@@ -209,8 +217,14 @@ class RawSkipExitCode(LintRule):
         add: List[ImportSpec] = []
         if reference is None:
             reference = "TEST_SKIPS"
-            add.append(ImportSpec(DISTLINT_RUNTIME if uses_runtime else TORCH_DISTRIBUTED_TESTING, "TEST_SKIPS"))
+            add.append(
+                ImportSpec(
+                    DISTLINT_RUNTIME if uses_runtime else TORCH_DISTRIBUTED_TESTING, "TEST_SKIPS"
+                )
+            )
         replacement = cst.parse_expression(f'{reference}["{skip}"].exit_code')
-        message = (f"`{function}({exit_code})` is the skip code for \"{PYTORCH_SKIPS[skip].message}\"; "
-                   f"write `TEST_SKIPS[\"{skip}\"].exit_code` so it reads as a skip (autofix)")
+        message = (
+            f'`{function}({exit_code})` is the skip code for "{PYTORCH_SKIPS[skip].message}"; '
+            f'write `TEST_SKIPS["{skip}"].exit_code` so it reads as a skip (autofix)'
+        )
         self.report(node, message, fix=Fix(edits=((value, replacement),), add_imports=tuple(add)))

@@ -84,7 +84,8 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(MultiProcContinuousTest):
                 pass
             """,
-            line=2, column=56,
+            line=2,
+            column=56,
         ),
         # An aliased import: only the imported name changes, the alias stays.
         Invalid(
@@ -100,7 +101,8 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(Base):
                 pass
             """,
-            line=2, column=30,
+            line=2,
+            column=30,
         ),
         # Attribute access through the module.
         Invalid(
@@ -116,7 +118,8 @@ class MisspelledContinuousBase(LintRule):
             class TestCollectives(cd.MultiProcContinuousTest):
                 pass
             """,
-            line=4, column=23,
+            line=4,
+            column=23,
         ),
     ]
 
@@ -125,7 +128,9 @@ class MisspelledContinuousBase(LintRule):
         self._uses: List[cst.Name] = []
 
     def _is_misspelled_base(self, node: cst.CSTNode) -> bool:
-        return bool(node_names(qualified_name_map(self.context.wrapper), node) & MISSPELLED_QUALIFIED)
+        return bool(
+            node_names(qualified_name_map(self.context.wrapper), node) & MISSPELLED_QUALIFIED
+        )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is None or isinstance(node.names, cst.ImportStar):
@@ -146,8 +151,11 @@ class MisspelledContinuousBase(LintRule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == MISSPELLED and self._is_misspelled_base(node):
-            self.report(node, f"`{MISSPELLED}` is misspelled; use `{CORRECT}`",
-                        replacement=node.with_changes(attr=cst.Name(CORRECT)))
+            self.report(
+                node,
+                f"`{MISSPELLED}` is misspelled; use `{CORRECT}`",
+                replacement=node.with_changes(attr=cst.Name(CORRECT)),
+            )
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for alias in self._imports:
@@ -155,5 +163,8 @@ class MisspelledContinuousBase(LintRule):
             if alias.asname is None:
                 # Unaliased: every use of the imported name is renamed with it.
                 edits += [(use, cst.Name(CORRECT)) for use in self._uses if use is not alias.name]
-            self.report(alias, f"`{MISSPELLED}` is misspelled and gone from newer PyTorch; import `{CORRECT}`",
-                        fix=Fix(edits=tuple(edits)))
+            self.report(
+                alias,
+                f"`{MISSPELLED}` is misspelled and gone from newer PyTorch; import `{CORRECT}`",
+                fix=Fix(edits=tuple(edits)),
+            )

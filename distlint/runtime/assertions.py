@@ -52,9 +52,17 @@ def tensors_equal_or_raise(
     import torch
 
     check_dtype = exact_dtype
-    if _is_tensor(actual) and not _is_tensor(expected) and isinstance(expected, (numbers.Number, list, tuple)):
+    if (
+        _is_tensor(actual)
+        and not _is_tensor(expected)
+        and isinstance(expected, (numbers.Number, list, tuple))
+    ):
         expected, check_dtype = _as_tensor_like(expected, actual), False
-    elif _is_tensor(expected) and not _is_tensor(actual) and isinstance(actual, (numbers.Number, list, tuple)):
+    elif (
+        _is_tensor(expected)
+        and not _is_tensor(actual)
+        and isinstance(actual, (numbers.Number, list, tuple))
+    ):
         actual, check_dtype = _as_tensor_like(actual, expected), False
     if (
         _is_tensor(actual)

@@ -94,7 +94,7 @@ class MultiProcContinuousTest(TestCaseBase):
 
     @classmethod
     def backend_str(cls) -> Optional[str]:
-        """"nccl", "gloo", or None for NCCL where CUDA can serve the world size, else gloo."""
+        """ "nccl", "gloo", or None for NCCL where CUDA can serve the world size, else gloo."""
         return None
 
     @classmethod
@@ -104,7 +104,7 @@ class MultiProcContinuousTest(TestCaseBase):
 
     @classmethod
     def device_type(cls) -> str:
-        """"cuda" when the ranks use NCCL on one GPU each, else "cpu"."""
+        """ "cuda" when the ranks use NCCL on one GPU each, else "cpu"."""
         if current_role() is Role.WORKER:
             return worker_device_type()
         config = plan_for(cls).config
@@ -142,7 +142,9 @@ class MultiProcContinuousTest(TestCaseBase):
                 errors += pool.exit_class(class_ref(cls), plan.test_timeout_s)
             if errors:
                 super().tearDownClass()
-                raise RankFailure(f"tearDownClass of {cls.__qualname__} failed:\n" + "\n".join(errors))
+                raise RankFailure(
+                    f"tearDownClass of {cls.__qualname__} failed:\n" + "\n".join(errors)
+                )
         elif role is Role.INLINE:
             from . import inline
 
@@ -203,14 +205,17 @@ class MultiProcContinuousTest(TestCaseBase):
         key = (type(self), plan.config.world_size)
         config = _configs.get(key)
         if config is None:
-            config = _configs[key] = dataclasses.replace(plan.config,
-                                                         environ=environ_key(declared_environment(type(self))))
+            config = _configs[key] = dataclasses.replace(
+                plan.config, environ=environ_key(declared_environment(type(self)))
+            )
         startup = max(MIN_STARTUP_TIMEOUT_S, plan.test_timeout_s)
         try:
             pool = pool_registry.pool_for(config, startup, preload=(type(self).__module__,))
         except PoolStartError as error:
             raise RankFailure(f"worker pool for {self.id()} could not start:\n{error}") from None
-        outcome = pool.run_test(class_ref(type(self)), self._testMethodName, self.id(), plan.test_timeout_s)
+        outcome = pool.run_test(
+            class_ref(type(self)), self._testMethodName, self.id(), plan.test_timeout_s
+        )
         raise_for(outcome, self.failureException)
 
     def _run_inline(self, body: Any) -> None:
@@ -234,4 +239,3 @@ def _context(plan: ClassPlan) -> RequirementContext:
     if config is None:
         return RequirementContext(world_size=None, backend=None)
     return RequirementContext(world_size=config.world_size, backend=config.backend_name)
-

@@ -83,7 +83,12 @@ def from_main_module() -> Optional[bool]:
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     frame = _importer_frame()
-    if not path or frame is None or frame.f_globals is not vars(main) or frame.f_code.co_name != "<module>":
+    if (
+        not path
+        or frame is None
+        or frame.f_globals is not vars(main)
+        or frame.f_code.co_name != "<module>"
+    ):
         return None
     from . import forkserver
 

@@ -60,7 +60,9 @@ def cuda_build_version() -> "tuple[int, ...] | None":
     ``version.py`` file, so the fork server can be started before torch is imported.
     """
     torch = sys.modules.get("torch")
-    version = getattr(torch.version, "cuda", None) if torch is not None else _torch_version_field("cuda")
+    version = (
+        getattr(torch.version, "cuda", None) if torch is not None else _torch_version_field("cuda")
+    )
     if not version:
         return None
     try:
@@ -94,7 +96,10 @@ def _torch_version_field(name: str) -> Optional[str]:
             targets = [node.target]
         else:
             continue
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+        if (
+            any(isinstance(t, ast.Name) and t.id == name for t in targets)
+            and node.value is not None
+        ):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:

@@ -32,7 +32,9 @@ def format_exception(exc: BaseException, skip_frames: int = 0) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def classify_exception(exc: BaseException, failure_exception: type = AssertionError) -> Tuple[Status, str]:
+def classify_exception(
+    exc: BaseException, failure_exception: type = AssertionError
+) -> Tuple[Status, str]:
     """Map what a test raised on a rank to a status and a detail text."""
     if isinstance(exc, unittest.SkipTest):
         return Status.SKIPPED, str(exc)
@@ -41,8 +43,10 @@ def classify_exception(exc: BaseException, failure_exception: type = AssertionEr
         if entry is not None:
             return Status.SKIPPED, entry.message
         # sys.exit(0) inside a test is not a pass: the test stopped early.
-        return Status.ERRORED, f"test called sys.exit({exc.code!r}), which is not a registered skip code\n" + (
-            format_exception(exc, skip_frames=1)
+        return (
+            Status.ERRORED,
+            f"test called sys.exit({exc.code!r}), which is not a registered skip code\n"
+            + (format_exception(exc, skip_frames=1)),
         )
     if isinstance(exc, failure_exception):
         return Status.FAILED, format_exception(exc, skip_frames=1)
@@ -90,7 +94,9 @@ def reset_dtensor_rng() -> None:
 class RankSession:
     """What a rank process keeps between tests: its place in the world and set-up classes."""
 
-    def __init__(self, rank: int, world_size: int, pg: Any, *, world: Any, run_class_fixtures: bool = True) -> None:
+    def __init__(
+        self, rank: int, world_size: int, pg: Any, *, world: Any, run_class_fixtures: bool = True
+    ) -> None:
         self.rank = rank
         self.world_size = world_size
         #: What tests get as ``self.pg`` (:mod:`distlint.runtime.class_pg`); ``world``: the
@@ -122,7 +128,10 @@ class RankSession:
             cls.setUpClass()
         except BaseException as exc:  # noqa: BLE001 - everything a rank raises is reported
             status, detail = classify_exception(exc)
-            error = (status, f"setUpClass of {cls.__qualname__} raised on rank {self.rank}:\n{detail}")
+            error = (
+                status,
+                f"setUpClass of {cls.__qualname__} raised on rank {self.rank}:\n{detail}",
+            )
             if status is Status.SKIPPED:
                 error = (status, detail)
             _run_class_cleanups(cls)
@@ -209,4 +218,3 @@ def _run_class_cleanups(cls: type) -> list:
         except BaseException as exc:  # noqa: BLE001
             errors.append("class cleanup raised:\n" + format_exception(exc, skip_frames=1))
     return errors
-

@@ -237,7 +237,10 @@ class _ForkServerPopen(popen_forkserver.Popen):
                 self.returncode = mp_forkserver.read_signed(self.sentinel)
             except (OSError, EOFError):
                 if _alive(self.pid):
-                    _note_once("died-under-rank", "the fork server died while ranks ran; their exit codes are unknown")
+                    _note_once(
+                        "died-under-rank",
+                        "the fork server died while ranks ran; their exit codes are unknown",
+                    )
                     return None
                 self.returncode = 255
         return self.returncode
@@ -320,12 +323,17 @@ def _exit_with_dispatcher(dispatcher_pid: int) -> None:
     sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
     if pidfd is None and sentinel is None:
         return
-    threading.Thread(target=watch_dispatcher, args=(dispatcher_pid, pidfd, sentinel, _leave_now),
-                     name="distlint-watch-dispatcher", daemon=True).start()
+    threading.Thread(
+        target=watch_dispatcher,
+        args=(dispatcher_pid, pidfd, sentinel, _leave_now),
+        name="distlint-watch-dispatcher",
+        daemon=True,
+    ).start()
 
 
-def watch_dispatcher(dispatcher_pid: int, pidfd: Optional[int], sentinel: Optional[int],
-                     on_gone: Callable[[], None]) -> None:
+def watch_dispatcher(
+    dispatcher_pid: int, pidfd: Optional[int], sentinel: Optional[int], on_gone: Callable[[], None]
+) -> None:
     """Block until the dispatcher is gone, then call ``on_gone`` (see :func:`_exit_with_dispatcher`)."""
     import select
     from multiprocessing.connection import wait

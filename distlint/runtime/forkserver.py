@@ -46,7 +46,12 @@ PRELOAD_MODULE = "distlint.runtime.forkserver_preload"
 #: Environment variable through which the server reads its preload spec (JSON), set only while it starts.
 SPEC_ENV = "DISTLINT_FORKSERVER_SPEC"
 #: What every rank imports: preloaded by every server, before any hint or manifest.
-BASE_PRELOAD = ("torch", "torch.distributed", "distlint.runtime.worker", "distlint.runtime.fast_start")
+BASE_PRELOAD = (
+    "torch",
+    "torch.distributed",
+    "distlint.runtime.worker",
+    "distlint.runtime.fast_start",
+)
 #: A process start (the server's preload included) that takes longer is a hang: the server is killed.
 START_TIMEOUT_S = 180.0
 #: How often a server that died is started again before the run uses spawn.
@@ -74,7 +79,9 @@ class _Server:
         self.pid: Optional[int] = None
         self.folder: Optional[str] = None
         self.manifest: Optional[str] = None  # path the server waits for; None once published
-        self.imported_under: Optional[Dict[str, str]] = None  # the server's report (see import_time_env_changed)
+        self.imported_under: Optional[Dict[str, str]] = (
+            None  # the server's report (see import_time_env_changed)
+        )
         self.restarts = 0
 
 
@@ -110,7 +117,11 @@ def main_entry() -> dict:
 
 
 def _manifest(modules: Iterable[str]) -> dict:
-    return {"sys_path": list(sys.path), "modules": list(dict.fromkeys(modules)), "main": main_entry()}
+    return {
+        "sys_path": list(sys.path),
+        "modules": list(dict.fromkeys(modules)),
+        "main": main_entry(),
+    }
 
 
 def _write_atomically(path: str, data: dict) -> None:
@@ -159,13 +170,19 @@ def start(hints: Sequence[str] = (), defer: bool = True, modules: Iterable[str] 
             # A TMPDIR too long for a Unix socket's path (AF_UNIX allows ~107 bytes, and Python
             # 3.11 puts the server's socket there) ends here too: a long CI workspace or
             # pytest's tmp_path under xdist must cost the speed-up, never the run.
-            raise ForkServerFailed(f"the fork server could not start: {type(exc).__name__}: {exc}") from exc
+            raise ForkServerFailed(
+                f"the fork server could not start: {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             if previous is None:
                 os.environ.pop(SPEC_ENV, None)
             else:
                 os.environ[SPEC_ENV] = previous
-        _server.pid, _server.folder, _server.manifest = server._forkserver_pid, folder, spec.get("manifest")
+        _server.pid, _server.folder, _server.manifest = (
+            server._forkserver_pid,
+            folder,
+            spec.get("manifest"),
+        )
         _server.imported_under = None
         return True
 
@@ -186,7 +203,9 @@ def import_time_env_changed() -> List[str]:
     if theirs is None:
         return []
     return sorted(
-        name for name, value in os.environ.items() if _import_time(name) and theirs.get(name) != value
+        name
+        for name, value in os.environ.items()
+        if _import_time(name) and theirs.get(name) != value
     )
 
 
@@ -202,7 +221,9 @@ def _await_preloaded(timeout_s: float) -> None:
         if _exited(pid):
             raise ForkServerFailed(f"the fork server (pid {pid}) exited while preloading")
         if time.monotonic() > deadline:
-            _note(f"the fork server (pid {pid}) did not finish preloading within {timeout_s:g} s; killing it")
+            _note(
+                f"the fork server (pid {pid}) did not finish preloading within {timeout_s:g} s; killing it"
+            )
             _kill_and_forget(pid)
             raise ForkServerFailed(f"the fork server (pid {pid}) hung while preloading")
         time.sleep(0.01)
@@ -242,7 +263,9 @@ def prepare(modules: Iterable[str] = ()) -> None:
             _forget_dead_server()
             if _server.restarts > MAX_RESTARTS:
                 start_method.record_forkserver_failure()
-                raise ForkServerFailed(f"the fork server (pid {known}) died {_server.restarts} times")
+                raise ForkServerFailed(
+                    f"the fork server (pid {known}) died {_server.restarts} times"
+                )
             _note(f"the fork server (pid {known}) died; starting a new one")
         modules = [name for name in modules if name != "__main__"]  # __main__ is re-created by path
         if running_pid() is None:
@@ -307,7 +330,9 @@ def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = N
         with guard:
             if done.is_set() or pid is None or running_pid() != pid:
                 return
-            _note(f"the fork server (pid {pid}) did not start a process within {timeout_s:g} s; killing it")
+            _note(
+                f"the fork server (pid {pid}) did not start a process within {timeout_s:g} s; killing it"
+            )
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -330,7 +355,11 @@ def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = N
 def stop() -> None:
     """Stop the server this process started and remove its folder.  Bounded; a no-op when none runs."""
     with _lock:
-        if _server.pid is not None and _server.imported_under is None and running_pid() == _server.pid:
+        if (
+            _server.pid is not None
+            and _server.imported_under is None
+            and running_pid() == _server.pid
+        ):
             # Still preloading (or waiting for its manifest): nothing was forked from it
             # (prepare() waits for the preload first), so there is nothing to wait for.
             _kill_and_forget(_server.pid)

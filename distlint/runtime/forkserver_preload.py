@@ -48,7 +48,9 @@ def _recreate_main(entry: Dict[str, str]) -> None:
     """Import ``__main__`` as multiprocessing's children do (as ``__mp_main__``), so they find it done."""
     from multiprocessing import process, spawn
 
-    process.current_process()._inheriting = True  # what multiprocessing sets while a child imports main
+    process.current_process()._inheriting = (
+        True  # what multiprocessing sets while a child imports main
+    )
     try:
         if "init_main_from_name" in entry:
             spawn._fixup_main_from_name(entry["init_main_from_name"])
@@ -83,7 +85,9 @@ def _wait_for_manifest(path: str) -> Dict[str, Any]:
 def _report(path: str, names: Iterable[str], prefixes: Iterable[str]) -> None:
     """Tell the dispatcher which values of the variables torch reads at import this server imported under."""
     names, prefixes = set(names), tuple(prefixes)
-    values = {k: v for k, v in os.environ.items() if k in names or (prefixes and k.startswith(prefixes))}
+    values = {
+        k: v for k, v in os.environ.items() if k in names or (prefixes and k.startswith(prefixes))
+    }
     try:
         with open(f"{path}.tmp", "w") as handle:
             json.dump(values, handle)
@@ -118,7 +122,9 @@ def _preload() -> None:
     if "sys_path" in spec:
         sys.path[:] = spec["sys_path"]
     previous = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
-    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # torch.cuda.is_available() without a CUDA context
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = (
+        "1"  # torch.cuda.is_available() without a CUDA context
+    )
     try:
         _import_all(spec.get("modules", ()))
         if "then" in spec:
@@ -137,7 +143,9 @@ def _preload() -> None:
         _report(spec["report"], *spec.get("import_time_env", ((), ())))
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
-        sys.stderr.write("distlint.runtime: CUDA was initialised while the fork server preloaded; it exits\n")
+        sys.stderr.write(
+            "distlint.runtime: CUDA was initialised while the fork server preloaded; it exits\n"
+        )
         sys.stderr.flush()
         os._exit(EXIT_CUDA_INITIALISED)
     # Children inherit these buffers: nothing may be left in them to be written twice.

@@ -110,7 +110,9 @@ class _InlineRank:
         self.drop_pg()
         if config.world_size != self.world_size:
             # Every rank sees the same config, so every rank skips: no rank is left waiting.
-            raise unittest.SkipTest(f"needs world size {config.world_size}; torchrun started {self.world_size} ranks")
+            raise unittest.SkipTest(
+                f"needs world size {config.world_size}; torchrun started {self.world_size} ranks"
+            )
         self.generation += 1
         if config.bind_cuda:
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", self.rank)))
@@ -134,7 +136,9 @@ class _InlineRank:
         os.environ["BACKEND"] = config.backend_name
         self.config = config
         pg = tests_pg(config.backend, store, self.rank, self.world_size, options)
-        self.session = RankSession(self.rank, self.world_size, pg, world=dist.group.WORLD, run_class_fixtures=False)
+        self.session = RankSession(
+            self.rank, self.world_size, pg, world=dist.group.WORLD, run_class_fixtures=False
+        )
         return self.session
 
     def abandon_pg(self) -> None:
@@ -284,7 +288,12 @@ def run_test(cls: type, method: str, test_id: str, plan: ClassPlan) -> Outcome:
         faulthandler.cancel_dump_traceback_later()
     watcher.join()
     local = RankResult(
-        seq=state.seq, test_id=test_id, rank=state.rank, status=status, detail=detail, pg_intact=session.pg_intact()
+        seq=state.seq,
+        test_id=test_id,
+        rank=state.rank,
+        status=status,
+        detail=detail,
+        pg_intact=session.pg_intact(),
     )
     stopped = False
     if status is not Status.PASSED or not local.pg_intact:

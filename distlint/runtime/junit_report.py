@@ -115,7 +115,9 @@ class RecordingTextResult(unittest.TextTestResult):
     def addSubTest(self, test, subtest, err):  # noqa: N802
         super().addSubTest(test, subtest, err)
         if err is not None:
-            self._problem(test, FAILURE if issubclass(err[0], test.failureException) else ERROR, err)
+            self._problem(
+                test, FAILURE if issubclass(err[0], test.failureException) else ERROR, err
+            )
 
     def addSkip(self, test, reason):  # noqa: N802
         super().addSkip(test, reason)
@@ -170,7 +172,10 @@ def _text(value: str) -> str:
 
 def render(cases: Iterable[CaseRecord], suite_name: str, seconds: float) -> bytes:
     cases = list(cases)
-    count = {outcome: sum(case.outcome == outcome for case in cases) for outcome in (FAILURE, ERROR, SKIPPED)}
+    count = {
+        outcome: sum(case.outcome == outcome for case in cases)
+        for outcome in (FAILURE, ERROR, SKIPPED)
+    }
     root = ET.Element("testsuites")
     suite = ET.SubElement(
         root,
@@ -186,7 +191,11 @@ def render(cases: Iterable[CaseRecord], suite_name: str, seconds: float) -> byte
     )
     for case in cases:
         element = ET.SubElement(
-            suite, "testcase", classname=_text(case.classname), name=_text(case.name), time=f"{case.seconds:.3f}"
+            suite,
+            "testcase",
+            classname=_text(case.classname),
+            name=_text(case.name),
+            time=f"{case.seconds:.3f}",
         )
         if case.outcome != PASSED:
             child = ET.SubElement(element, case.outcome, message=_text(case.message))

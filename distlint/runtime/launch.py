@@ -80,9 +80,16 @@ def run_tests(
     if report_path is not None:
         suite_name = os.path.splitext(os.path.basename(argv[0]))[0] if argv and argv[0] else module
         try:
-            junit_report.write(report_path, program.result.cases.values(), suite_name, time.perf_counter() - started)
+            junit_report.write(
+                report_path,
+                program.result.cases.values(),
+                suite_name,
+                time.perf_counter() - started,
+            )
         except OSError as exc:
-            sys.stderr.write(f"distlint.runtime: {report_path}: JUnit XML report not written: {exc}\n")
+            sys.stderr.write(
+                f"distlint.runtime: {report_path}: JUnit XML report not written: {exc}\n"
+            )
             success = False
     if quiet and not success:
         # Outcomes are agreed between ranks, so rank 0's report covers this one;
@@ -102,7 +109,9 @@ def _prepare_forkserver() -> None:
     try:
         forkserver.publish()
     except OSError as exc:  # the first process start publishes again, or falls back to spawn
-        sys.stderr.write(f"distlint.runtime: could not tell the fork server what to preload: {exc}\n")
+        sys.stderr.write(
+            f"distlint.runtime: could not tell the fork server what to preload: {exc}\n"
+        )
 
 
 def _rank() -> int:

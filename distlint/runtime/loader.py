@@ -32,7 +32,9 @@ def _module_for(ref: ClassRef) -> ModuleType:
         return importlib.import_module(ref.module)
     except ImportError as exc:
         if not ref.file:
-            raise ClassNotFound(f"cannot import {ref.module!r} for {ref.describe()}: {exc}") from exc
+            raise ClassNotFound(
+                f"cannot import {ref.module!r} for {ref.describe()}: {exc}"
+            ) from exc
     spec = importlib.util.spec_from_file_location(ref.module, ref.file)
     if spec is None or spec.loader is None:
         raise ClassNotFound(f"cannot load {ref.file!r} for {ref.describe()}")

@@ -41,8 +41,12 @@ class Observation:
     test_id: str
     world_size: int
     results: Mapping[int, RankResult]  # only results tagged with this test's seq
-    deaths: Mapping[int, str] = dataclasses.field(default_factory=dict)  # rank -> "exited with code 3"
-    death_skips: Mapping[int, str] = dataclasses.field(default_factory=dict)  # rank -> registry message
+    deaths: Mapping[int, str] = dataclasses.field(
+        default_factory=dict
+    )  # rank -> "exited with code 3"
+    death_skips: Mapping[int, str] = dataclasses.field(
+        default_factory=dict
+    )  # rank -> registry message
     death_stacks: Mapping[int, str] = dataclasses.field(default_factory=dict)
     timed_out_after_s: Optional[float] = None  # set when the deadline passed
     hung_stacks: Mapping[int, str] = dataclasses.field(default_factory=dict)
@@ -102,8 +106,12 @@ def decide_outcome(obs: Observation) -> Outcome:
                 f"{_ranks(obs.stopped)} {were} still running and {were} stopped; "
                 "the next test gets a fresh process group"
             )
-        only_assertions = not obs.deaths and not timed_out and not unaccounted and failed and all(
-            res.status is Status.FAILED for res in failed.values()
+        only_assertions = (
+            not obs.deaths
+            and not timed_out
+            and not unaccounted
+            and failed
+            and all(res.status is Status.FAILED for res in failed.values())
         )
         verdict = Verdict.FAIL if only_assertions else Verdict.ERROR
         return Outcome(verdict, "\n".join(sections), pool_reusable=False)

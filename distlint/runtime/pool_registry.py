@@ -40,7 +40,9 @@ def _note(message: str) -> None:
     sys.stderr.flush()
 
 
-def pool_for(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()) -> WorkerPool:
+def pool_for(
+    config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()
+) -> WorkerPool:
     """A started pool for ``config``: the live one, or a new one replacing a broken one
     (``preload``: modules a fork server that starts now imports before forking the ranks)."""
     global _started
@@ -52,7 +54,9 @@ def pool_for(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str
             return pool
         if pool is not None:
             if pool.state is not PoolState.CLOSED:
-                _note(f"{pool.describe()} lost a rank after {pool.last_test_id}; starting a new pool")
+                _note(
+                    f"{pool.describe()} lost a rank after {pool.last_test_id}; starting a new pool"
+                )
             pool.close(graceful=False)
             del _pools[config]
         while len(_pools) >= MAX_LIVE_POOLS:
@@ -62,7 +66,9 @@ def pool_for(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str
         return _start_pool(config, startup_timeout_s, preload)
 
 
-def _start_pool(config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()) -> WorkerPool:
+def _start_pool(
+    config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()
+) -> WorkerPool:
     method = start_methods.choose_start_method()
     try:
         return _start_registered(config, method, startup_timeout_s, preload)
@@ -75,7 +81,9 @@ def _start_pool(config: PoolConfig, startup_timeout_s: float, preload: Sequence[
         return _start_registered(config, start_methods.SPAWN, startup_timeout_s, preload)
 
 
-def _start_registered(config: PoolConfig, method: str, startup_timeout_s: float, preload: Sequence[str]) -> WorkerPool:
+def _start_registered(
+    config: PoolConfig, method: str, startup_timeout_s: float, preload: Sequence[str]
+) -> WorkerPool:
     # Registered before it starts, so Ctrl-C or SIGTERM during start-up still
     # finds (and closes) its processes and rendezvous directory.
     pool = _pools[config] = WorkerPool(config, method)
@@ -114,7 +122,9 @@ def shutdown_all(graceful: bool = True) -> None:
 def _on_sigterm(signum: int, frame: object) -> None:
     shutdown_all(graceful=False)
     # Now die of SIGTERM as the process would have without us.
-    signal.signal(signal.SIGTERM, _previous_sigterm if callable(_previous_sigterm) else signal.SIG_DFL)
+    signal.signal(
+        signal.SIGTERM, _previous_sigterm if callable(_previous_sigterm) else signal.SIG_DFL
+    )
     if callable(_previous_sigterm):
         _previous_sigterm(signum, frame)
     else:
@@ -144,4 +154,3 @@ def stats() -> Dict[str, int]:
             "pools_started": _started,
             "stale_messages": sum(p.stale_messages for p in _pools.values()),
         }
-

@@ -60,7 +60,9 @@ def pytest_configure(config: Any) -> None:
     from .early_start import FAST_SPAWN_ENV, fast_spawn_disabled
 
     if fast_spawn_disabled():
-        sys.stderr.write(f"distlint.runtime: fast start is off ({FAST_SPAWN_ENV}={os.environ[FAST_SPAWN_ENV]})\n")
+        sys.stderr.write(
+            f"distlint.runtime: fast start is off ({FAST_SPAWN_ENV}={os.environ[FAST_SPAWN_ENV]})\n"
+        )
         return
     config.pluginmanager.register(FastStartSession(), "distlint-fast-start")
 
@@ -91,7 +93,9 @@ class FastStartSession:
         try:
             forkserver.publish(modules)
         except OSError as exc:
-            sys.stderr.write(f"distlint.runtime: could not tell the fork server what to preload: {exc}\n")
+            sys.stderr.write(
+                f"distlint.runtime: could not tell the fork server what to preload: {exc}\n"
+            )
 
     def pytest_unconfigure(self, config: Any) -> None:
         from . import fast_start, pool_registry

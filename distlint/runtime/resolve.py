@@ -65,7 +65,9 @@ class ClassPlan:
 def class_ref(cls: type) -> ClassRef:
     module = cls.__module__
     file = getattr(sys.modules.get(module), "__file__", None)
-    return ClassRef(module=module, qualname=cls.__qualname__, file=os.path.abspath(file) if file else None)
+    return ClassRef(
+        module=module, qualname=cls.__qualname__, file=os.path.abspath(file) if file else None
+    )
 
 
 def timeout_seconds(cls: type) -> float:
@@ -137,10 +139,14 @@ def declared_environment(cls: type) -> Dict[str, str]:
     """
     declared = getattr(cls, "worker_env", None) or {}
     if not isinstance(declared, Mapping):
-        raise ValueError(f"{cls.__qualname__}.worker_env must be a dict of str to str, got {declared!r}")
+        raise ValueError(
+            f"{cls.__qualname__}.worker_env must be a dict of str to str, got {declared!r}"
+        )
     for name, value in declared.items():
         if not isinstance(name, str) or not isinstance(value, str):
-            raise ValueError(f"{cls.__qualname__}.worker_env must map str to str, got {name!r}: {value!r}")
+            raise ValueError(
+                f"{cls.__qualname__}.worker_env must map str to str, got {name!r}: {value!r}"
+            )
     return dict(declared)
 
 
@@ -165,15 +171,24 @@ def plan_for_class(cls: type, world_size: Optional[int] = None) -> ClassPlan:
 
     if declared == 0:
         # torch's per-test class spawns no rank and reports a pass that tested nothing: a skip says so.
-        return skip(TestSkip(REGISTRY.by_name("small_worldsize").exit_code,
-                             f"{cls.__qualname__}.world_size is 0 on this machine: no rank to run the test on"))
+        return skip(
+            TestSkip(
+                REGISTRY.by_name("small_worldsize").exit_code,
+                f"{cls.__qualname__}.world_size is 0 on this machine: no rank to run the test on",
+            )
+        )
 
     if requested is None:
         wanted = declared or gpus
         if gpus > 0 and environment.backend_available("nccl") and gpus >= wanted:
             backend, name, size, bind_cuda = None, "nccl", wanted, True
         else:
-            backend, name, size, bind_cuda = "gloo", "gloo", declared or DEFAULT_GLOO_WORLD_SIZE, False
+            backend, name, size, bind_cuda = (
+                "gloo",
+                "gloo",
+                declared or DEFAULT_GLOO_WORLD_SIZE,
+                False,
+            )
     elif requested == "nccl":
         if not environment.backend_available("nccl"):
             return skip(REGISTRY.by_name("nccl"))
@@ -209,7 +224,10 @@ def _opts_are_default(cls: type) -> bool:
     """True when ``opts()`` gives None, so the PG options cannot differ between classes."""
     try:
         return _call_classmethod(cls, "opts") is None
-    except (Exception, SystemExit):  # SystemExit: opts() may sys.exit(<skip code>), as torch code does
+    except (
+        Exception,
+        SystemExit,
+    ):  # SystemExit: opts() may sys.exit(<skip code>), as torch code does
         # opts() may need a worker (e.g. CUDA); give the class its own pool and
         # let the worker report any real error.
         return False

@@ -80,7 +80,9 @@ class SkipRegistry:
                 )
             owner = self._name_by_code.get(exit_code)
             if owner is not None:
-                raise ValueError(f"exit code {exit_code} already means skip {owner!r}; refusing it for {name!r}")
+                raise ValueError(
+                    f"exit code {exit_code} already means skip {owner!r}; refusing it for {name!r}"
+                )
             self._by_name[name] = entry
             self._name_by_code[exit_code] = name
         return entry
@@ -89,7 +91,9 @@ class SkipRegistry:
         try:
             return self._by_name[name]
         except KeyError:
-            raise KeyError(f"no skip named {name!r} (known: {', '.join(sorted(self._by_name))})") from None
+            raise KeyError(
+                f"no skip named {name!r} (known: {', '.join(sorted(self._by_name))})"
+            ) from None
 
     def name_for_code(self, exit_code: object) -> Optional[str]:
         """The registered name for an exit code, or None when it is not a skip code."""
@@ -142,7 +146,9 @@ def gpu_skip(count: int) -> TestSkip:
     name = f"multi-gpu-{count}"
     if name in REGISTRY.as_mapping():
         return REGISTRY.by_name(name)
-    return TestSkip(REGISTRY.by_name("multi-gpu-8").exit_code, f"Need at least {count} CUDA devices")
+    return TestSkip(
+        REGISTRY.by_name("multi-gpu-8").exit_code, f"Need at least {count} CUDA devices"
+    )
 
 
 class RegistrySkip(unittest.SkipTest):

@@ -48,8 +48,9 @@ def check_enabled(test: unittest.TestCase) -> None:
     imports, or its rerun/skip-fast modes): otherwise it cannot skip, and its first call imports
     ``common_device_type`` (~2 s of CPU in every process that runs a test)."""
     cu = _common_utils
-    if cu is not None and (cu.disabled_tests_dict or cu.slow_tests_dict or cu.RERUN_DISABLED_TESTS
-                           or cu.TEST_SKIP_FAST):
+    if cu is not None and (
+        cu.disabled_tests_dict or cu.slow_tests_dict or cu.RERUN_DISABLED_TESTS or cu.TEST_SKIP_FAST
+    ):
         cu.check_if_enable(test)
 
 

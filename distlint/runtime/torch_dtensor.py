@@ -31,7 +31,9 @@ class _DeviceType:
 
     def __get__(self, instance: Any, owner: type) -> DeviceTypeName:
         # The mixin's property only reads ``world_size``, which the class declares.
-        return DeviceTypeName(DTensorTestMixin.device_type.fget(instance if instance is not None else owner))
+        return DeviceTypeName(
+            DTensorTestMixin.device_type.fget(instance if instance is not None else owner)
+        )
 
 
 class DTensorContinuousTest(DTensorTestMixin, MultiProcContinuousTest):

@@ -47,7 +47,9 @@ class FSDPContinuousTest(FSDPTestMixin, MultiProcContinuousTest):
     def _test_plan(self, body: Any) -> ClassPlan:
         # FSDPTest._run: fewer accelerators than ranks -> each test skips (even on CPU), with
         # the "multi-gpu-N" skip; decided here, before any rank starts.
-        world_size = declared_world_size(type(self)) or DEVICE_COUNT  # a class attribute or a property
+        world_size = (
+            declared_world_size(type(self)) or DEVICE_COUNT
+        )  # a class attribute or a property
         if torch.accelerator.device_count() < world_size:
             raise unittest.SkipTest(gpu_skip(world_size).message)
         return super()._test_plan(body)

@@ -30,7 +30,16 @@ from . import role
 from .class_pg import tests_pg
 from .execute import RankSession, classify_exception, format_exception
 from .loader import load_class
-from .protocol import ClassExited, ExitClass, RankResult, RunTest, Shutdown, Status, WorkerReady, WorkerSpec
+from .protocol import (
+    ClassExited,
+    ExitClass,
+    RankResult,
+    RunTest,
+    Shutdown,
+    Status,
+    WorkerReady,
+    WorkerSpec,
+)
 
 # Kept referenced for the life of the process: faulthandler writes to its fd.
 _stack_file: Any = None

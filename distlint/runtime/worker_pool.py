@@ -203,18 +203,24 @@ class WorkerPool:
                 )
                 parent_conn, child_conn = ctx.Pipe(duplex=True)
                 process = ctx.Process(
-                    target=worker.main, args=(spec, child_conn), name=f"distlint-rank{rank}", daemon=False
+                    target=worker.main,
+                    args=(spec, child_conn),
+                    name=f"distlint-rank{rank}",
+                    daemon=False,
                 )
                 if forked:
                     forkserver.bounded_start(process.start)
                 else:
                     process.start()
                 child_conn.close()  # so the dispatcher sees EOF when the worker goes
-                self._ranks.append(_Rank(rank, process, parent_conn, spec.stack_path, spec.output_path))
+                self._ranks.append(
+                    _Rank(rank, process, parent_conn, spec.stack_path, spec.output_path)
+                )
         except Exception as exc:  # noqa: BLE001 - e.g. the fork server could not start
             self.close(graceful=False)
             raise PoolStartError(
-                f"could not start worker processes with {self.start_method}: {exc!r}", retry_with_spawn=True
+                f"could not start worker processes with {self.start_method}: {exc!r}",
+                retry_with_spawn=True,
             ) from exc
         self._await_ready(startup_timeout_s)
 
@@ -233,11 +239,14 @@ class WorkerPool:
             self.close(graceful=False)
             raise PoolStartError("\n".join(errors), retry_with_spawn=False)
         if got.deaths:
-            details = "; ".join(f"rank {r} {describe_exit(code)}" for r, code in sorted(got.deaths.items()))
+            details = "; ".join(
+                f"rank {r} {describe_exit(code)}" for r, code in sorted(got.deaths.items())
+            )
             tail = self._output_tail()
             self.close(graceful=False)
             raise PoolStartError(
-                f"{self.describe()} failed to start: {details}" + (f"\nrank output:\n{tail}" if tail else ""),
+                f"{self.describe()} failed to start: {details}"
+                + (f"\nrank output:\n{tail}" if tail else ""),
                 retry_with_spawn=True,
             )
         if skips:
@@ -248,9 +257,12 @@ class WorkerPool:
         if got.timed_out:
             stacks = self._dump_stacks(got.pending)
             self.close(graceful=False)
-            text = "\n".join(f"rank {r} was at:\n{stacks.get(r, '(no stack)')}" for r in got.pending)
+            text = "\n".join(
+                f"rank {r} was at:\n{stacks.get(r, '(no stack)')}" for r in got.pending
+            )
             raise PoolStartError(
-                f"{self.describe()} did not start within {timeout_s:g} s\n{text}", retry_with_spawn=True
+                f"{self.describe()} did not start within {timeout_s:g} s\n{text}",
+                retry_with_spawn=True,
             )
         self.state = PoolState.READY
 
@@ -316,7 +328,12 @@ class WorkerPool:
                 self._send(r, message)
 
             def is_answer(rank: int, msg: object) -> bool:
-                return isinstance(msg, RankResult) and msg.seq == seq and msg.rank == rank and msg.test_id == test_id
+                return (
+                    isinstance(msg, RankResult)
+                    and msg.seq == seq
+                    and msg.rank == rank
+                    and msg.test_id == test_id
+                )
 
             got = self._gather(
                 is_answer,
@@ -342,7 +359,9 @@ class WorkerPool:
                 death_skips[rank] = entry.message
                 continue
             deaths[rank] = describe_exit(code)
-            stack = tidy_stack_dump(_read_from(self._ranks[rank].stack_path, self._ranks[rank].stack_offset)[0])
+            stack = tidy_stack_dump(
+                _read_from(self._ranks[rank].stack_path, self._ranks[rank].stack_offset)[0]
+            )
             if stack:
                 death_stacks[rank] = stack
         hung_stacks = self._dump_stacks(got.pending) if got.timed_out else {}
@@ -368,16 +387,23 @@ class WorkerPool:
             for r in self._ranks:
                 self._send(r, ExitClass(seq=seq, cls=cls))
             got = self._gather(
-                lambda rank, msg: isinstance(msg, ClassExited) and msg.seq == seq and msg.rank == rank,
+                lambda rank, msg: (
+                    isinstance(msg, ClassExited) and msg.seq == seq and msg.rank == rank
+                ),
                 time.monotonic() + timeout_s,
             )
         except BaseException:
             self.close(graceful=False)
             raise
         errors = [f"rank {r}: {m.error}" for r, m in sorted(got.replies.items()) if m.error]  # type: ignore[union-attr]
-        errors += [f"rank {r} {describe_exit(code)} in tearDownClass" for r, code in sorted(got.deaths.items())]
+        errors += [
+            f"rank {r} {describe_exit(code)} in tearDownClass"
+            for r, code in sorted(got.deaths.items())
+        ]
         if got.pending:
-            errors.append(f"ranks {got.pending} did not finish tearDownClass within {timeout_s:g} s")
+            errors.append(
+                f"ranks {got.pending} did not finish tearDownClass within {timeout_s:g} s"
+            )
         self.replay_output()
         if got.deaths or got.pending:
             self.close(graceful=False)
@@ -416,7 +442,9 @@ class WorkerPool:
                 timed_out = True
                 break
             limit = min(deadline, grace_end) if grace_end is not None else deadline
-            waitables = [r.conn for r in pending if r.conn_open] + [r.process.sentinel for r in pending]
+            waitables = [r.conn for r in pending if r.conn_open] + [
+                r.process.sentinel for r in pending
+            ]
             ready = wait(waitables, timeout=max(0.0, limit - now))
             for r in pending:
                 if r.conn_open and r.conn in ready:
@@ -425,14 +453,22 @@ class WorkerPool:
                     self._drain(r, is_answer, replies)  # it may have answered just before exiting
                     if r.rank not in replies:
                         r.process.join(timeout=1.0)
-                        deaths[r.rank] = r.process.exitcode if r.process.exitcode is not None else -signal.SIGKILL
+                        deaths[r.rank] = (
+                            r.process.exitcode
+                            if r.process.exitcode is not None
+                            else -signal.SIGKILL
+                        )
             if grace_end is None and starts_grace is not None:
                 if deaths or any(starts_grace(msg) for msg in replies.values()):
                     grace_end = time.monotonic() + GRACE_S
-        pending_ranks = [r.rank for r in self._ranks if r.rank not in replies and r.rank not in deaths]
+        pending_ranks = [
+            r.rank for r in self._ranks if r.rank not in replies and r.rank not in deaths
+        ]
         return _Gathered(replies, deaths, pending_ranks, timed_out, cut_short)
 
-    def _drain(self, r: _Rank, is_answer: Callable[[int, object], bool], replies: Dict[int, object]) -> None:
+    def _drain(
+        self, r: _Rank, is_answer: Callable[[int, object], bool], replies: Dict[int, object]
+    ) -> None:
         try:
             while r.conn.poll():
                 message = r.conn.recv()
@@ -448,7 +484,8 @@ class WorkerPool:
         targets = [
             self._ranks[rank]
             for rank in ranks
-            if self._ranks[rank].process.pid is not None and self._ranks[rank].process.exitcode is None
+            if self._ranks[rank].process.pid is not None
+            and self._ranks[rank].process.exitcode is None
         ]
         for r in targets:
             r.stack_offset = _file_size(r.stack_path)
@@ -465,7 +502,9 @@ class WorkerPool:
             if grown and now_sizes == sizes:
                 break  # every rank wrote, and nothing changed for one poll
             sizes = now_sizes
-        return {r.rank: tidy_stack_dump(_read_from(r.stack_path, r.stack_offset)[0]) for r in targets}
+        return {
+            r.rank: tidy_stack_dump(_read_from(r.stack_path, r.stack_offset)[0]) for r in targets
+        }
 
     def replay_output(self) -> None:
         """Copy what the ranks printed since the last replay to this process's stderr."""

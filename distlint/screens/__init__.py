@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Tuple
 
 from distlint.screens.main_block import may_require_main, may_run_tests_at_import, screened_shape
-from distlint.screens.pg_names import continuous_words, creation_words, lifecycle_words, per_test_words
+from distlint.screens.pg_names import (
+    continuous_words,
+    creation_words,
+    lifecycle_words,
+    per_test_words,
+)
 from distlint.skipcodes import PYTORCH_SKIPS
 
 if TYPE_CHECKING:
@@ -37,8 +42,10 @@ MISSPELLED_CONTINUOUS_BASE = "MultiProcContinousTest"
 SKIP_CODES = frozenset(skip.exit_code for skip in PYTORCH_SKIPS.values())
 #: ``exit(<integer literal>`` in the source (the cheap pre-screen; the value is checked in Python).
 _GAP = rb"(?:\s|\\\n|#[^\n]*)*"  # whitespace, line continuations and comments
-_EXIT_LITERAL = re.compile(rb"exit" + _GAP + rb"\(" + _GAP + rb"(?:\(" + _GAP + rb")*"
-                           rb"(0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*)" + _GAP + rb"[,)]")
+_EXIT_LITERAL = re.compile(
+    rb"exit" + _GAP + rb"\(" + _GAP + rb"(?:\(" + _GAP + rb")*"
+    rb"(0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*)" + _GAP + rb"[,)]"
+)
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class RuleScreen:
 
 
 # -- the pre-screens --------------------------------------------------------------------------
+
 
 def no_main_block_may_report(screen: "PreScreen", config: "Config") -> bool:
     """DL101: a module that needs a main block (tests, the convention) and may have none."""
@@ -82,7 +90,9 @@ def continuous_launch_may_report(screen: "PreScreen", config: "Config") -> bool:
 
 def may_have_per_test_pg(screen: "PreScreen", config: "Config") -> bool:
     """DL201/DL202: a per-test spawn class AND a PG creation in the same file."""
-    return screen.has_any_word(per_test_words(config)) and screen.has_any_word(creation_words(config))
+    return screen.has_any_word(per_test_words(config)) and screen.has_any_word(
+        creation_words(config)
+    )
 
 
 def pg_lifecycle_may_report(screen: "PreScreen", config: "Config") -> bool:

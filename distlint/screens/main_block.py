@@ -46,7 +46,11 @@ def _ast_conjuncts(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _is_ast_main_comparison(test: ast.AST) -> bool:
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+    if (
+        not isinstance(test, ast.Compare)
+        or len(test.ops) != 1
+        or not isinstance(test.ops[0], ast.Eq)
+    ):
         return False
     left, right = test.left, test.comparators[0]
 
@@ -61,6 +65,7 @@ def _is_ast_main_comparison(test: ast.AST) -> bool:
 
 # -- the pre-screen twin of distlint.analysis.mainblock.generated_tests ---------------------------------------------------------------------------
 
+
 def ast_node_may_generate(node: ast.AST) -> bool:
     """Whether ``node`` may be part of test generation the libcst view recognises.
 
@@ -74,7 +79,13 @@ def ast_node_may_generate(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else None
+    )
     if name is None:
         return False
     if name == "setattr" or (name == "type" and len(node.args) == 3):
@@ -125,7 +136,9 @@ def _statements(tree: ast.Module) -> Iterator[ast.AST]:
         yield node
         for name in _STATEMENT_FIELDS:
             children = getattr(node, name, None)
-            if children.__class__ is list:  # ``body`` of a Lambda/IfExp is an expression: never reached
+            if (
+                children.__class__ is list
+            ):  # ``body`` of a Lambda/IfExp is an expression: never reached
                 stack.extend(children)
 
 
@@ -135,8 +148,12 @@ class _Definitions:
 
     has_class_or_test: bool = False
     defined: Set[str] = field(default_factory=set)
-    imports_as: List[Tuple[str, str]] = field(default_factory=list)  # (imported name, its ``as`` name)
-    assigns: List[Tuple[str, str]] = field(default_factory=list)  # (target, the dotted name assigned)
+    imports_as: List[Tuple[str, str]] = field(
+        default_factory=list
+    )  # (imported name, its ``as`` name)
+    assigns: List[Tuple[str, str]] = field(
+        default_factory=list
+    )  # (target, the dotted name assigned)
 
 
 def _definitions(tree: ast.Module) -> _Definitions:
@@ -150,8 +167,12 @@ def _definitions(tree: ast.Module) -> _Definitions:
             if node.name.startswith("test_"):
                 found.has_class_or_test = True
         elif kind is ast.Import or kind is ast.ImportFrom:
-            found.imports_as.extend((alias.name, alias.asname) for alias in node.names if alias.asname)
-        elif kind is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
+            found.imports_as.extend(
+                (alias.name, alias.asname) for alias in node.names if alias.asname
+            )
+        elif (
+            kind is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name
+        ):
             value = _ast_dotted(node.value)
             if value:
                 found.assigns.append((node.targets[0].id, value))
@@ -224,11 +245,14 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
                 break
         if may_run_at_import:
             break
-    return ScreenShape(bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import)
+    return ScreenShape(
+        bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import
+    )
 
 
-_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = \
+_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = (
     weakref.WeakKeyDictionary()
+)
 
 
 def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShape]:
@@ -251,7 +275,9 @@ def may_run_tests_at_import(screen: "PreScreen", config: "Config") -> bool:
     shape = screened_shape(screen, config)
     if shape is None:
         return True
-    return shape.may_run_at_import and screen.has_any_word({last_component(r) for r in all_runners(config.runners)})
+    return shape.may_run_at_import and screen.has_any_word(
+        {last_component(r) for r in all_runners(config.runners)}
+    )
 
 
 def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:

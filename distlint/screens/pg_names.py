@@ -18,13 +18,23 @@ if TYPE_CHECKING:
 SPAWN_METHODS = ("_spawn_processes", "_fork_processes")
 
 #: torch bases whose setUp spawns processes for every test (MultiProcessTestCase itself does not).
-PER_TEST_BASES = frozenset({"DistributedTestBase", "DynamoDistributedMultiProcTestCase", "FSDPTest",
-                            "DTensorTestBase"})
+PER_TEST_BASES = frozenset(
+    {"DistributedTestBase", "DynamoDistributedMultiProcTestCase", "FSDPTest", "DTensorTestBase"}
+)
 #: Per-test bases whose worker creates the PG itself before every test (no call in the test).
 BASE_RUN_PG = frozenset({"FSDPTest"})
-CONTINUOUS_BASES = frozenset({"MultiProcContinuousTest", "MultiProcContinousTest", "DTensorContinuousTestBase",
-                              "DTensorContinuousTest", "FSDPContinuousTest",  # distlint.runtime's forms
-                              "LocalDTensorContinuousTestBase", "FSDPTestContinuous", "C10dTorchCommsTestBase"})
+CONTINUOUS_BASES = frozenset(
+    {
+        "MultiProcContinuousTest",
+        "MultiProcContinousTest",
+        "DTensorContinuousTestBase",
+        "DTensorContinuousTest",
+        "FSDPContinuousTest",  # distlint.runtime's forms
+        "LocalDTensorContinuousTestBase",
+        "FSDPTestContinuous",
+        "C10dTorchCommsTestBase",
+    }
+)
 #: Backend classes whose constructor creates a PG, and the backend they are.
 BACKEND_CONSTRUCTORS: Dict[str, str] = {
     "ProcessGroupNCCL": "nccl",
@@ -34,6 +44,8 @@ BACKEND_CONSTRUCTORS: Dict[str, str] = {
 }
 ABORT_FUNCTIONS = frozenset({"_abort_process_group", "abort_process_group"})
 ABORT_METHODS = frozenset({"abort", "shutdown", "_shutdown"})
+
+
 #: Helpers of bases defined in other files that create a PG, with where their arguments are.
 @dataclass(frozen=True)
 class HelperSignature:
@@ -49,19 +61,28 @@ class HelperSignature:
 
 KNOWN_HELPERS: Dict[str, HelperSignature] = {
     # test_c10d_nccl.py: _create_process_group_nccl(store, opts, device_id=None)
-    "_create_process_group_nccl": HelperSignature(backend="nccl", options_arg=(1, "opts"), store_arg=(0, "store")),
+    "_create_process_group_nccl": HelperSignature(
+        backend="nccl", options_arg=(1, "opts"), store_arg=(0, "store")
+    ),
     # test_c10d_gloo.py: _create_process_group_gloo(store, rank, world_size, opts)
-    "_create_process_group_gloo": HelperSignature(backend="gloo", world_size_arg=(2, "world_size"),
-                                                  options_arg=(3, "opts"), store_arg=(0, "store")),
+    "_create_process_group_gloo": HelperSignature(
+        backend="gloo",
+        world_size_arg=(2, "world_size"),
+        options_arg=(3, "opts"),
+        store_arg=(0, "store"),
+    ),
     # DistributedTestBase.create_pg(device, world_size=None)
     "create_pg": HelperSignature(world_size_arg=(1, "world_size"), device_arg=(0, "device")),
     # DTensorTestBase.init_pg(eager_init, backend=None)
     "init_pg": HelperSignature(backend_arg=(1, "backend")),
     # common_distributed._dynamo_dist_per_rank_init(rank, world_size, backend=None, ...): a context manager
-    "_dynamo_dist_per_rank_init": HelperSignature(backend_arg=(2, "backend"), world_size_arg=(1, "world_size")),
+    "_dynamo_dist_per_rank_init": HelperSignature(
+        backend_arg=(2, "backend"), world_size_arg=(1, "world_size")
+    ),
 }
 #: Decorators (torch's) that create the PG around the test: name -> default backend.
 KNOWN_PG_DECORATORS = frozenset({"with_comms"})
+
 
 def config_names(entries: Sequence[str]) -> FrozenSet[str]:
     """Config entries (qualified or bare) as the bare names the pre-screen and matching use."""
@@ -70,6 +91,7 @@ def config_names(entries: Sequence[str]) -> FrozenSet[str]:
 
 # -- pre-screen words (cheap, conservative: a file without them cannot have a DL2xx finding) -------
 
+
 def per_test_words(config: "Config") -> FrozenSet[str]:
     """A per-test spawn class needs one of these in the file."""
     return frozenset(SPAWN_METHODS) | PER_TEST_BASES | config_names(config.per_test_bases)
@@ -77,9 +99,15 @@ def per_test_words(config: "Config") -> FrozenSet[str]:
 
 def creation_words(config: "Config") -> FrozenSet[str]:
     """A PG creation needs one of these in the file (helpers end in one of them too)."""
-    return (frozenset({"init_process_group", "init_device_mesh"}) | frozenset(BACKEND_CONSTRUCTORS)
-            | frozenset(KNOWN_HELPERS) | KNOWN_PG_DECORATORS | BASE_RUN_PG
-            | config_names(config.pg_helpers) | config_names(config.pg_decorators))
+    return (
+        frozenset({"init_process_group", "init_device_mesh"})
+        | frozenset(BACKEND_CONSTRUCTORS)
+        | frozenset(KNOWN_HELPERS)
+        | KNOWN_PG_DECORATORS
+        | BASE_RUN_PG
+        | config_names(config.pg_helpers)
+        | config_names(config.pg_decorators)
+    )
 
 
 def continuous_words(config: "Config") -> FrozenSet[str]:
@@ -87,4 +115,8 @@ def continuous_words(config: "Config") -> FrozenSet[str]:
 
 
 def lifecycle_words() -> FrozenSet[str]:
-    return frozenset({"init_process_group", "destroy_process_group", "destroy_pg"}) | ABORT_FUNCTIONS | ABORT_METHODS
+    return (
+        frozenset({"init_process_group", "destroy_process_group", "destroy_pg"})
+        | ABORT_FUNCTIONS
+        | ABORT_METHODS
+    )

@@ -24,6 +24,7 @@ RAISERS = ("raise_on_run_directly",)
 #: runner object there runs nothing): ``unittest.TextTestRunner(...).run(suite)``.
 GUARD_RUNNERS = ("unittest.TextTestRunner", "unittest.runner.TextTestRunner")
 
+
 def convention_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
     """Runners whose import makes a module part of the ``run_tests`` convention (DL101)."""
     return tuple(dict.fromkeys((*config_runners, *(f"{m}.run_tests" for m in RUNNER_MODULES))))

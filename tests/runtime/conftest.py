@@ -36,8 +36,6 @@ def case_log(tmp_path, monkeypatch) -> Path:
     return path
 
 
-
-
 @pytest.fixture
 def run_scope(tmp_path, monkeypatch) -> RunScope:
     """In-process runs whose every process and rendezvous folder can be found afterwards.
@@ -56,6 +54,8 @@ def run_scope(tmp_path, monkeypatch) -> RunScope:
     monkeypatch.setenv("DISTLINT_TEST_TOKEN", token)
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))  # where WorkerPool makes its rendezvous folder
+    monkeypatch.setattr(
+        tempfile, "tempdir", str(tmpdir)
+    )  # where WorkerPool makes its rendezvous folder
     yield RunScope(token, tmpdir)
     pool_registry.shutdown_all()  # nothing carrying this token outlives the test

@@ -91,7 +91,9 @@ class RecordingResult(unittest.TestResult):
 
 
 def run_classes(*classes) -> Dict[str, CaseOutcome]:
-    suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes)
+    suite = unittest.TestSuite(
+        unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes
+    )
     result = RecordingResult()
     suite.run(result)
     return result.outcomes
@@ -129,7 +131,9 @@ def subprocess_env(tmp_path: Path, **extra: str) -> Dict[str, str]:
     return env
 
 
-def run_python(args: List[str], env: Dict[str, str], timeout: float = 120, cwd: Optional[Path] = None):
+def run_python(
+    args: List[str], env: Dict[str, str], timeout: float = 120, cwd: Optional[Path] = None
+):
     return subprocess.run(
         [sys.executable, *args],
         env=env,
@@ -159,7 +163,9 @@ def read_junit(path: Path) -> Dict[str, ReportedCase]:
         problems = [child for child in case if child.tag in ("failure", "error", "skipped")]
         assert len(problems) <= 1, f"{key} has {len(problems)} outcomes in {path}"
         if problems:
-            cases[key] = ReportedCase(problems[0].tag, problems[0].get("message", ""), problems[0].text or "")
+            cases[key] = ReportedCase(
+                problems[0].tag, problems[0].get("message", ""), problems[0].text or ""
+            )
         else:
             cases[key] = ReportedCase("passed", "", "")
     return cases
@@ -223,7 +229,9 @@ def pool_dirs(tmpdir: Path) -> List[str]:
 def assert_run_left_nothing(env: Dict[str, str]) -> None:
     """After a subprocess run (env from subprocess_env): none of its processes alive, no folder of it left."""
     assert wait_until_gone(env["DISTLINT_TEST_TOKEN"]) == [], "processes of the run are still alive"
-    assert pool_dirs(Path(env["TMPDIR"])) == [], "rendezvous or fork-server folders were left behind"
+    assert pool_dirs(Path(env["TMPDIR"])) == [], (
+        "rendezvous or fork-server folders were left behind"
+    )
 
 
 def still_alive(pids: List[int], timeout: float = 15.0) -> List[int]:

@@ -27,14 +27,20 @@ def fallback() -> _Fallback:
 
 def test_the_fallback_compares_tensors_and_their_containers_by_value(fallback):
     fallback.assertEqual(torch.ones(3), torch.ones(3))
-    fallback.assertEqual([torch.zeros(2), {"a": torch.ones(1)}], [torch.zeros(2), {"a": torch.ones(1)}])
+    fallback.assertEqual(
+        [torch.zeros(2), {"a": torch.ones(1)}], [torch.zeros(2), {"a": torch.ones(1)}]
+    )
     fallback.assertEqual(torch.full((2,), 3.0), 3.0)  # a number against a tensor: broadcast
     fallback.assertEqual(torch.tensor([1.0, 2.0]), [1.0, 2.0])
-    fallback.assertEqual(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]))  # within float32 tolerance
+    fallback.assertEqual(
+        torch.tensor([1.0]), torch.tensor([1.0 + 1e-9])
+    )  # within float32 tolerance
     with pytest.raises(AssertionError, match="Tensor-likes are not close"):
         fallback.assertEqual(torch.ones(3), torch.zeros(3), msg="values differ")
     with pytest.raises(AssertionError):
-        fallback.assertEqual(torch.ones(2, dtype=torch.int64), torch.ones(2))  # exact_dtype by default
+        fallback.assertEqual(
+            torch.ones(2, dtype=torch.int64), torch.ones(2)
+        )  # exact_dtype by default
     fallback.assertEqual(torch.ones(2, dtype=torch.int64), torch.ones(2), exact_dtype=False)
     with pytest.raises(ValueError, match="both atol and rtol"):
         fallback.assertEqual(torch.ones(1), torch.ones(1), atol=1e-3)
@@ -64,6 +70,8 @@ def test_the_base_is_torchs_testcase_where_it_imports_else_the_fallback():
         from distlint.runtime.assertions import TensorAssertionsMixin
         print(issubclass(MultiProcContinuousTest, TensorAssertionsMixin))
     """)
-    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
     assert found.returncode == 0, found.stderr[-2000:]
     assert found.stdout.strip().splitlines()[-1] == "True"

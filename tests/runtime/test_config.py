@@ -33,7 +33,10 @@ def two_gpus_with_nccl(monkeypatch):
 
 
 def test_the_misspelled_name_is_a_deprecated_alias_of_the_same_class():
-    with pytest.warns(DeprecationWarning, match="MultiProcContinousTest is a deprecated alias.*use MultiProcContinuousTest"):
+    with pytest.warns(
+        DeprecationWarning,
+        match="MultiProcContinousTest is a deprecated alias.*use MultiProcContinuousTest",
+    ):
         from distlint.runtime import MultiProcContinousTest
     assert MultiProcContinousTest is MultiProcContinuousTest
     with pytest.warns(DeprecationWarning):
@@ -47,7 +50,12 @@ def test_the_misspelled_name_is_a_deprecated_alias_of_the_same_class():
 
 def test_gloo_defaults_to_two_cpu_ranks(no_gpu):
     config = plan_for_class(make("gloo")).config
-    assert (config.backend, config.world_size, config.bind_cuda, config.device_type) == ("gloo", 2, False, "cpu")
+    assert (config.backend, config.world_size, config.bind_cuda, config.device_type) == (
+        "gloo",
+        2,
+        False,
+        "cpu",
+    )
 
 
 def test_world_size_as_class_attribute_or_property(no_gpu):
@@ -73,7 +81,12 @@ def test_none_backend_is_gloo_without_cuda(no_gpu):
 
 def test_none_backend_is_nccl_when_every_rank_gets_a_gpu(two_gpus_with_nccl):
     config = plan_for_class(make(None)).config
-    assert (config.backend, config.backend_name, config.world_size, config.bind_cuda) == (None, "nccl", 2, True)
+    assert (config.backend, config.backend_name, config.world_size, config.bind_cuda) == (
+        None,
+        "nccl",
+        2,
+        True,
+    )
     assert config.device_type == "cuda"
     # Three ranks cannot each have a GPU: gloo.
     assert plan_for_class(make(None, world_size=3)).config.backend == "gloo"

@@ -68,7 +68,10 @@ def test_requirements_accumulate_and_metadata_is_kept():
         """doc"""
 
     assert test_something.__name__ == "test_something" and test_something.__doc__ == "doc"
-    assert getattr(test_something, REQUIREMENTS_ATTR) == (AtLeastGpus(1, True), BackendBuilt("gloo"))
+    assert getattr(test_something, REQUIREMENTS_ATTR) == (
+        AtLeastGpus(1, True),
+        BackendBuilt("gloo"),
+    )
     test_something()  # gloo is built in; allow_cpu lets a CPU-only machine run it
 
 

@@ -56,13 +56,14 @@ EXPECTED = {
 SPAWN_SUBSET = ("env_set_before_spawn", "fails_on_rank_1")
 
 
-
 def assert_same_details(report: dict) -> None:
     if "PerTestCase.test_exits_with_a_skip_code" in report:
-        assert report["PerTestCase.test_exits_with_a_skip_code"].message == "Need at least 2 CUDA devices"
+        assert (
+            report["PerTestCase.test_exits_with_a_skip_code"].message
+            == "Need at least 2 CUDA devices"
+        )
     failure = report["PerTestCase.test_fails_on_rank_1"].text
     assert "Process 1 exited with error code 10" in failure and "rank 1 disagrees" in failure
-
 
 
 def forkserver_usable_here() -> bool:
@@ -78,7 +79,12 @@ def start(name, args, tmp_path, cwd=REPO, **extra_env):
     env.pop("DISTLINT_FAST_SPAWN", None)
     env.update(extra_env)
     proc = subprocess.Popen(
-        [sys.executable, *args], env=env, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, *args],
+        env=env,
+        cwd=str(cwd),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     return proc, env
 
@@ -88,7 +94,9 @@ def finish(proc, timeout=300):
         return proc.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
         proc.kill()
-        pytest.fail(f"the run did not end within {timeout} s (hang guard):\n{proc.communicate()[0][-3000:]}")
+        pytest.fail(
+            f"the run did not end within {timeout} s (hang guard):\n{proc.communicate()[0][-3000:]}"
+        )
 
 
 # ---- whole runs with torch ---------------------------------------------------------
@@ -96,7 +104,9 @@ def finish(proc, timeout=300):
 
 def test_a_per_test_suite_keeps_every_outcome_with_fresh_ranks_from_the_fork_server(tmp_path):
     # The spawn reference (a few tests: each spawned rank imports torch) runs beside the fast run.
-    fast, fast_env = start("fast", [PER_TEST_CASE, "--junit-xml", str(tmp_path / "fast.xml")], tmp_path)
+    fast, fast_env = start(
+        "fast", [PER_TEST_CASE, "--junit-xml", str(tmp_path / "fast.xml")], tmp_path
+    )
     select = [arg for part in SPAWN_SUBSET for arg in ("-k", part)]
     spawned, spawn_env = start(
         "spawn",
@@ -111,7 +121,9 @@ def test_a_per_test_suite_keeps_every_outcome_with_fresh_ranks_from_the_fork_ser
     assert_same_details(fast_report)
     spawn_report = read_junit(tmp_path / "spawn.xml")
     assert outcomes_of(spawn_report) == {
-        name: outcome for name, outcome in EXPECTED.items() if any(part in name for part in SPAWN_SUBSET)
+        name: outcome
+        for name, outcome in EXPECTED.items()
+        if any(part in name for part in SPAWN_SUBSET)
     }, spawn_output
     assert_same_details(spawn_report)
     assert fast.returncode == spawned.returncode == 1
@@ -134,10 +146,24 @@ def test_a_per_test_suite_keeps_every_outcome_with_fresh_ranks_from_the_fork_ser
 def test_pytest_plugin_runs_per_test_classes_with_fast_start_in_every_xdist_worker(tmp_path):
     report = tmp_path / "xdist.xml"
     # The ini option (here from -o) turns it on as --distlint-fast-spawn does.
-    args = ["-m", "pytest", PER_TEST_CASE, "-q", "-p", "no:cacheprovider", "--noconftest", "-n", "2"]
-    proc, env = start("xdist", [*args, "-o", "distlint_fast_spawn=true", f"--junit-xml={report}"], tmp_path, CASES)
+    args = [
+        "-m",
+        "pytest",
+        PER_TEST_CASE,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "-n",
+        "2",
+    ]
+    proc, env = start(
+        "xdist", [*args, "-o", "distlint_fast_spawn=true", f"--junit-xml={report}"], tmp_path, CASES
+    )
     output = finish(proc)
-    expected = dict(EXPECTED, **{"PerTestCase.test_fails_on_rank_1": "failure"})  # pytest's word for it
+    expected = dict(
+        EXPECTED, **{"PerTestCase.test_fails_on_rank_1": "failure"}
+    )  # pytest's word for it
     assert outcomes_of(read_junit(report)) == expected, output
     assert_same_details(read_junit(report))
     assert proc.returncode == 1, output
@@ -145,7 +171,9 @@ def test_pytest_plugin_runs_per_test_classes_with_fast_start_in_every_xdist_work
     records = read(env["DISTLINT_CASE_LOG"])
     workers = {r["dispatcher"] for r in records}
     assert len(workers) == 2, "both xdist workers ran tests"
-    servers = {worker: {r["ppid"] for r in records if r["dispatcher"] == worker} for worker in workers}
+    servers = {
+        worker: {r["ppid"] for r in records if r["dispatcher"] == worker} for worker in workers
+    }
     if forkserver_usable_here():
         # One fork server per worker, never shared, never the worker itself.
         assert all(len(ppids) == 1 for ppids in servers.values())
@@ -154,12 +182,23 @@ def test_pytest_plugin_runs_per_test_classes_with_fast_start_in_every_xdist_work
     assert_run_left_nothing(env)
 
 
-def test_torchrun_a_failure_while_a_peer_waits_in_barrier_costs_seconds_and_the_class_goes_on(tmp_path):
+def test_torchrun_a_failure_while_a_peer_waits_in_barrier_costs_seconds_and_the_class_goes_on(
+    tmp_path,
+):
     # The class timeout is 600 s: without the fix rank 0 sits in the barrier until then, and
     # this run's hang guard (180 s) fails the test.
     reports = tmp_path / "torchrun-{rank}.xml"
     case = str(CASES / "torchrun_failure_case.py")
-    args = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", case, "--junit-xml", str(reports)]
+    args = [
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        case,
+        "--junit-xml",
+        str(reports),
+    ]
     proc, env = start("torchrun", args, tmp_path, OMP_NUM_THREADS="1")
     output = finish(proc, timeout=180)
     assert proc.returncode != 0, output
@@ -174,7 +213,9 @@ def test_torchrun_a_failure_while_a_peer_waits_in_barrier_costs_seconds_and_the_
         assert "rank 1 fails before the barrier" in failure
         assert "rank 0 was still running and was stopped" in failure
     # The test after the failure ran on both launched processes.
-    ran_last = [r for r in read(env["DISTLINT_CASE_LOG"]) if r["test"] == "test_c_runs_after_the_failure"]
+    ran_last = [
+        r for r in read(env["DISTLINT_CASE_LOG"]) if r["test"] == "test_c_runs_after_the_failure"
+    ]
     assert sorted(r["rank"] for r in ran_last) == [0, 1]
 
 
@@ -208,11 +249,16 @@ def test_a_rank_leaves_only_once_its_dispatcher_is_gone(with_pidfd):
     read_end, write_end = os.pipe()
     pidfd = os.pidfd_open(dispatcher.pid) if with_pidfd else None
     gone = threading.Event()
-    watch = threading.Thread(target=fast_start.watch_dispatcher,
-                             args=(dispatcher.pid, pidfd, None if with_pidfd else read_end, gone.set), daemon=True)
+    watch = threading.Thread(
+        target=fast_start.watch_dispatcher,
+        args=(dispatcher.pid, pidfd, None if with_pidfd else read_end, gone.set),
+        daemon=True,
+    )
     try:
         watch.start()
-        os.close(write_end)  # the pipe closes: the dispatcher dropped its Process object, or is exiting
+        os.close(
+            write_end
+        )  # the pipe closes: the dispatcher dropped its Process object, or is exiting
         assert not gone.wait(1.0), "the rank left while its dispatcher was alive"
         dispatcher.kill()
         assert gone.wait(30), "the rank did not notice its dispatcher was gone"  # hang guard
@@ -263,7 +309,9 @@ def kill_and_wait(pid: int) -> None:
         time.sleep(0.01)
 
 
-def test_a_fork_server_that_dies_is_restarted_once_then_replaced_by_spawn(tmp_path, light_server, capfd):
+def test_a_fork_server_that_dies_is_restarted_once_then_replaced_by_spawn(
+    tmp_path, light_server, capfd
+):
     first = run_rank(tmp_path / "1")
     server = light_server.running_pid()
     assert first["ppid"] == server
@@ -278,7 +326,9 @@ def test_a_fork_server_that_dies_is_restarted_once_then_replaced_by_spawn(tmp_pa
     assert "died 2 times; ranks use spawn from now on" in err
 
 
-def test_a_fork_server_that_cannot_start_leaves_the_rank_to_spawn(tmp_path, light_server, monkeypatch, capfd):
+def test_a_fork_server_that_cannot_start_leaves_the_rank_to_spawn(
+    tmp_path, light_server, monkeypatch, capfd
+):
     """A temporary folder too long for the server's Unix socket (a deep CI workspace, pytest's
     tmp_path under xdist): the server cannot listen, and the rank spawns instead of failing."""
     from multiprocessing import process
@@ -298,7 +348,9 @@ def test_a_fork_server_that_hangs_is_killed_at_the_bound_and_the_rank_spawns(
     tmp_path, light_server, monkeypatch, capfd
 ):
     monkeypatch.setattr(light_server, "START_TIMEOUT_S", 1.0)
-    monkeypatch.setenv("DISTLINT_CASE_HANG", "1")  # the server inherits it and hangs importing the module
+    monkeypatch.setenv(
+        "DISTLINT_CASE_HANG", "1"
+    )  # the server inherits it and hangs importing the module
     light_server.start(hints=["runtime.cases.hangs_on_import"], defer=False)
     monkeypatch.delenv("DISTLINT_CASE_HANG")
     hung = light_server.running_pid()
@@ -326,10 +378,14 @@ def test_ranks_take_the_dispatchers_environment_as_it_is_when_they_start(
     spawned = run_rank(tmp_path / "spawned", names)
     assert spawned["ppid"] == os.getpid() and spawned["env"] == forked["env"]
     err = capfd.readouterr().err
-    assert "TORCHDYNAMO_DISTLINT_PROBE differ(s) from what the fork server imported torch with" in err
+    assert (
+        "TORCHDYNAMO_DISTLINT_PROBE differ(s) from what the fork server imported torch with" in err
+    )
 
 
-def test_a_rank_that_outlives_its_fork_server_is_still_running_not_exited(tmp_path, light_server, capfd):
+def test_a_rank_that_outlives_its_fork_server_is_still_running_not_exited(
+    tmp_path, light_server, capfd
+):
     process = run_rank(tmp_path / "rank", sleep_s=2.0, wait=False)
     deadline = time.monotonic() + 60
     while not (tmp_path / "rank").exists() and time.monotonic() < deadline:
@@ -365,7 +421,9 @@ def test_an_unknown_multiprocesstestcase_shape_means_spawn_and_a_note(monkeypatc
     monkeypatch.undo()
     from torch.testing._internal.common_distributed import MultiProcessTestCase
 
-    assert fast_start.shape_problem(MultiProcessTestCase) is None  # the torch here is the known shape
+    assert (
+        fast_start.shape_problem(MultiProcessTestCase) is None
+    )  # the torch here is the known shape
 
 
 def test_early_start_only_for_a_scripts_own_top_level_import(tmp_path):
@@ -426,7 +484,9 @@ class _Config:
         if workerinput is not None:
             self.workerinput = workerinput
         self.registered = []
-        self.pluginmanager = type("PM", (), {"register": lambda _, plugin, name: self.registered.append(name)})()
+        self.pluginmanager = type(
+            "PM", (), {"register": lambda _, plugin, name: self.registered.append(name)}
+        )()
 
     def getoption(self, name, default=None):
         return self._flag
@@ -435,10 +495,14 @@ class _Config:
         return self._ini
 
 
-def test_fast_start_is_asked_for_by_flag_or_ini_and_forced_off_by_the_environment(monkeypatch, capsys):
+def test_fast_start_is_asked_for_by_flag_or_ini_and_forced_off_by_the_environment(
+    monkeypatch, capsys
+):
     from distlint.runtime import pytest_plugin
 
-    assert pytest_plugin.requested(_Config(flag=True)) and pytest_plugin.requested(_Config(ini=True))
+    assert pytest_plugin.requested(_Config(flag=True)) and pytest_plugin.requested(
+        _Config(ini=True)
+    )
     assert not pytest_plugin.requested(_Config())
     assert pytest_plugin.xdist_controller(_Config(numprocesses=2))
     assert not pytest_plugin.xdist_controller(_Config(numprocesses=2, workerinput={}))
@@ -450,7 +514,11 @@ def test_fast_start_is_asked_for_by_flag_or_ini_and_forced_off_by_the_environmen
 
 
 def test_xdist_workers_get_equal_disjoint_shares_of_the_gpus(monkeypatch):
-    from distlint.runtime.pytest_plugin import assign_gpus_to_xdist_worker, split_devices, visible_gpus
+    from distlint.runtime.pytest_plugin import (
+        assign_gpus_to_xdist_worker,
+        split_devices,
+        visible_gpus,
+    )
 
     eight = [str(i) for i in range(8)]
     shares = [split_devices(eight, worker, 4) for worker in range(4)]
@@ -461,6 +529,8 @@ def test_xdist_workers_get_equal_disjoint_shares_of_the_gpus(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
-    assert assign_gpus_to_xdist_worker() == ["2", "3"] and os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+    assert (
+        assign_gpus_to_xdist_worker() == ["2", "3"] and os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+    )
     monkeypatch.delenv("PYTEST_XDIST_WORKER")
     assert assign_gpus_to_xdist_worker() is None  # not an xdist worker: left alone

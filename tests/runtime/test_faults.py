@@ -46,7 +46,9 @@ def test_the_leak_check_sees_the_processes_and_folders_it_checks(case_log, run_s
     from distlint.runtime import pool_registry
 
     forkserver_used = pool_registry.live_pools()[0].start_method == "forkserver"
-    assert len([name for name in folders if name.startswith("distlint-forkserver-")]) == int(forkserver_used)
+    assert len([name for name in folders if name.startswith("distlint-forkserver-")]) == int(
+        forkserver_used
+    )
     run_scope.assert_nothing_left()
     run_scope.assert_ranks_gone(serving)
 
@@ -58,7 +60,10 @@ def test_the_leak_check_fails_on_a_worker_left_running_and_shutdown_stays_bounde
 
     monkeypatch.setattr(forkserver, "STOP_TIMEOUT_S", 1.0)
     assert run_classes(faults.FailThenPass)["FailThenPass.test_b_next_passes"].kind == "pass"
-    forkserver_used = bool(pool_registry.live_pools()) and pool_registry.live_pools()[0].start_method == "forkserver"
+    forkserver_used = (
+        bool(pool_registry.live_pools())
+        and pool_registry.live_pools()[0].start_method == "forkserver"
+    )
     # Drop the serving pool from the registry without closing it: its ranks leak.
     leaked = pool_registry.live_pools()
     monkeypatch.setattr(pool_registry, "_pools", type(pool_registry._pools)())
@@ -74,7 +79,9 @@ def test_the_leak_check_fails_on_a_worker_left_running_and_shutdown_stays_bounde
     run_scope.assert_nothing_left()
 
 
-def test_failure_on_one_rank_reports_its_traceback_and_the_next_test_runs_on_a_healthy_pool(case_log, run_scope):
+def test_failure_on_one_rank_reports_its_traceback_and_the_next_test_runs_on_a_healthy_pool(
+    case_log, run_scope
+):
     outcomes = run_classes(faults.FailThenPass)
 
     failed = outcomes["FailThenPass.test_a_fails_on_rank1"]
@@ -92,7 +99,9 @@ def test_failure_on_one_rank_reports_its_traceback_and_the_next_test_runs_on_a_h
     run_scope.assert_nothing_left()
 
 
-def test_hung_rank_fails_after_the_timeout_with_its_stack_and_later_tests_run(case_log, monkeypatch, run_scope):
+def test_hung_rank_fails_after_the_timeout_with_its_stack_and_later_tests_run(
+    case_log, monkeypatch, run_scope
+):
     # The class says 60 s; the environment variable wins (else this takes minutes).
     monkeypatch.setenv("DISTLINT_TEST_TIMEOUT", "3")
     outcomes = run_classes(faults.Hangs)
@@ -101,12 +110,17 @@ def test_hung_rank_fails_after_the_timeout_with_its_stack_and_later_tests_run(ca
     assert sleeping.kind == "error"
     assert "timed out after 3 s; rank 0 did not finish" in sleeping.message
     assert "in test_a_sleeps_on_rank0" in sleeping.message  # rank 0's Python stack
-    assert sleeping.seconds < 60, "hang guard: the class's own 60 s timeout must not be what ended it"
+    assert sleeping.seconds < 60, (
+        "hang guard: the class's own 60 s timeout must not be what ended it"
+    )
 
     lonely = outcomes["Hangs.test_b_collective_peer_never_joins"]
     assert lonely.kind == "error"
     assert "timed out after 3 s; rank 0 did not finish" in lonely.message
-    assert "in all_reduce" in lonely.message and "in test_b_collective_peer_never_joins" in lonely.message
+    assert (
+        "in all_reduce" in lonely.message
+        and "in test_b_collective_peer_never_joins" in lonely.message
+    )
 
     assert outcomes["Hangs.test_c_next_passes"].kind == "pass"
     # Both hung pools were killed, the sleeping rank and the rank stuck in all_reduce alike.
@@ -115,7 +129,9 @@ def test_hung_rank_fails_after_the_timeout_with_its_stack_and_later_tests_run(ca
     run_scope.assert_ranks_gone(sleeping_ranks)
     run_scope.assert_ranks_gone(collective_ranks)
     healthy = pids_of(case_log, "test_c_next_passes")
-    assert len(healthy) == 2 and set(healthy.values()).isdisjoint({*sleeping_ranks.values(), *collective_ranks.values()})
+    assert len(healthy) == 2 and set(healthy.values()).isdisjoint(
+        {*sleeping_ranks.values(), *collective_ranks.values()}
+    )
     run_scope.assert_nothing_left()
     run_scope.assert_ranks_gone(healthy)
 
@@ -135,7 +151,10 @@ def test_dead_rank_fails_the_test_at_once_naming_rank_and_cause(case_log, run_sc
     assert "in test_c_segfault" in segfault.message  # faulthandler's stack of the crash
     # Noticed at once, not at the 30 s deadline: within the grace period the
     # survivor either reported (gloo saw its peer's socket close) or was stopped.
-    survivor_ended = ("errored:", "was still running and was stopped; the next test gets a fresh process group")
+    survivor_ended = (
+        "errored:",
+        "was still running and was stopped; the next test gets a fresh process group",
+    )
     for died, survivor in ((exited, 0), (killed, 1), (segfault, 0)):
         assert any(f"rank {survivor} {how}" in died.message for how in survivor_ended), died.message
         assert "timed out" not in died.message
@@ -165,17 +184,24 @@ def test_skips_on_one_or_all_ranks_and_every_result_belongs_to_its_own_test(case
     # The next tests read their own results, not an earlier test's.
     own = outcomes["Skips.test_e_own_result"]
     assert own.kind == "fail"
-    assert "test_e's own failure on rank 0" in own.message and "test_e's own failure on rank 1" in own.message
+    assert (
+        "test_e's own failure on rank 0" in own.message
+        and "test_e's own failure on rank 1" in own.message
+    )
     assert outcomes["Skips.test_f_passes"].kind == "pass"
     run_scope.assert_nothing_left()
 
 
-def test_destroying_the_shared_pg_fails_that_test_by_name_and_the_next_runs_on_a_fresh_pool(case_log, run_scope):
+def test_destroying_the_shared_pg_fails_that_test_by_name_and_the_next_runs_on_a_fresh_pool(
+    case_log, run_scope
+):
     outcomes = run_classes(faults.DestroysPG)
 
     broke = outcomes["DestroysPG.test_a_destroys_shared_pg"]
     assert broke.kind == "error"
-    assert "test_a_destroys_shared_pg destroyed or replaced the shared process group" in broke.message
+    assert (
+        "test_a_destroys_shared_pg destroyed or replaced the shared process group" in broke.message
+    )
     assert outcomes["DestroysPG.test_b_next_passes"].kind == "pass"
     before = pids_of(case_log, "test_a_destroys_shared_pg")
     after = set(pids_of(case_log, "test_b_next_passes").values())

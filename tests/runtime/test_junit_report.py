@@ -69,8 +69,12 @@ class SkippedClass(unittest.TestCase):
 
 
 def recorded(*classes) -> junit_report.RecordingTextResult:
-    suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes)
-    runner = unittest.TextTestRunner(stream=io.StringIO(), resultclass=junit_report.RecordingTextResult)
+    suite = unittest.TestSuite(
+        unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes
+    )
+    runner = unittest.TextTestRunner(
+        stream=io.StringIO(), resultclass=junit_report.RecordingTextResult
+    )
     return runner.run(suite)
 
 
@@ -92,7 +96,10 @@ def test_every_unittest_outcome_is_one_testcase_with_its_message(tmp_path):
         "BrokenSetUpClass.setUpClass": "error",
     }
     assert report["Outcomes.test_fails"].message == "1 != 2 : one is not two"
-    assert "Traceback" in report["Outcomes.test_fails"].text and "one is not two" in report["Outcomes.test_fails"].text
+    assert (
+        "Traceback" in report["Outcomes.test_fails"].text
+        and "one is not two" in report["Outcomes.test_fails"].text
+    )
     assert report["Outcomes.test_errors"].message == "'no such key'"
     assert report["Outcomes.test_skips"].message == "not here"
     assert report["Outcomes.test_unexpected_success"].message == "unexpected success"
@@ -102,17 +109,26 @@ def test_every_unittest_outcome_is_one_testcase_with_its_message(tmp_path):
     assert "class fixture broke" in report["BrokenSetUpClass.setUpClass"].text
 
     suite = ET.parse(path).getroot().find("testsuite")
-    counts = {key: suite.get(key) for key in ("name", "tests", "failures", "errors", "skipped", "time")}
-    assert counts == {"name": "suite", "tests": "9", "failures": "4", "errors": "2", "skipped": "2", "time": "1.500"}
+    counts = {
+        key: suite.get(key) for key in ("name", "tests", "failures", "errors", "skipped", "time")
+    }
+    assert counts == {
+        "name": "suite",
+        "tests": "9",
+        "failures": "4",
+        "errors": "2",
+        "skipped": "2",
+        "time": "1.500",
+    }
     classnames = {case.get("classname") for case in suite.iter("testcase")}
     assert classnames == {f"{__name__}.Outcomes", f"{__name__}.BrokenSetUpClass"}
 
 
 def test_a_skipped_class_is_one_skipped_testcase_per_test():
     result = recorded(SkippedClass)
-    assert [(c.classname.rsplit(".", 1)[1], c.name, c.outcome, c.message) for c in result.cases.values()] == [
-        ("SkippedClass", "test_never_runs", "skipped", "whole class skipped")
-    ]
+    assert [
+        (c.classname.rsplit(".", 1)[1], c.name, c.outcome, c.message) for c in result.cases.values()
+    ] == [("SkippedClass", "test_never_runs", "skipped", "whole class skipped")]
 
 
 def test_the_option_is_taken_out_of_argv_in_both_spellings():
@@ -120,7 +136,10 @@ def test_the_option_is_taken_out_of_argv_in_both_spellings():
         ["t.py", "-v", "-k", "x"],
         "a.xml",
     )
-    assert junit_report.take_option(["t.py", "--junit-xml=b.xml", "Cls"]) == (["t.py", "Cls"], "b.xml")
+    assert junit_report.take_option(["t.py", "--junit-xml=b.xml", "Cls"]) == (
+        ["t.py", "Cls"],
+        "b.xml",
+    )
     assert junit_report.take_option(["t.py", "-v"]) == (["t.py", "-v"], None)
     for argv in (["t.py", "--junit-xml"], ["t.py", "--junit-xml="]):
         with pytest.raises(ValueError, match="--junit-xml needs a file path"):
@@ -177,7 +196,9 @@ def test_run_tests_takes_the_path_from_argv_then_its_argument_then_the_environme
         assert read_junit(path)["Probe.test_ok"].outcome == "passed"
 
 
-def test_run_tests_fails_clearly_on_a_missing_path_or_an_unwritable_report(tmp_path, quiet_run_tests, capsys):
+def test_run_tests_fails_clearly_on_a_missing_path_or_an_unwritable_report(
+    tmp_path, quiet_run_tests, capsys
+):
     assert run_tests_exit(["probe", "--junit-xml"]) == 2
     assert "probe: error: --junit-xml needs a file path\n" in capsys.readouterr().err
     # The tests passed, but a report that cannot be written fails the run, in one line.

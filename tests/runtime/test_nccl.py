@@ -39,7 +39,9 @@ def test_nccl_classes_skip_in_the_dispatcher_with_the_registry_message():
     for name, size in zip(CLASSES, (None, 1, 2)):
         outcome = outcomes[f"setUpClass ({nccl_case.__name__}.{name})"]
         assert (outcome.kind, outcome.message) == ("skip", expected_skip(size)), name
-    assert pool_registry.stats()["pools_started"] == before, "a skip decided without workers must not start any"
+    assert pool_registry.stats()["pools_started"] == before, (
+        "a skip decided without workers must not start any"
+    )
 
 
 def test_running_the_nccl_file_reports_skips_not_passes(tmp_path):
@@ -47,10 +49,13 @@ def test_running_the_nccl_file_reports_skips_not_passes(tmp_path):
         pytest.skip("NCCL and a GPU are available: scripts/gpu_check.sh runs these for real")
     report = tmp_path / "nccl.xml"
     proc = run_python(
-        [str(CASES / "nccl_case.py"), "-v", "--junit-xml", str(report)], subprocess_env(tmp_path), timeout=120
+        [str(CASES / "nccl_case.py"), "-v", "--junit-xml", str(report)],
+        subprocess_env(tmp_path),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # Only the three class-level skips: no test ran, passed or failed.
     assert {name: (case.outcome, case.message) for name, case in read_junit(report).items()} == {
-        f"{name}.setUpClass": ("skipped", expected_skip(size)) for name, size in zip(CLASSES, (None, 1, 2))
+        f"{name}.setUpClass": ("skipped", expected_skip(size))
+        for name, size in zip(CLASSES, (None, 1, 2))
     }

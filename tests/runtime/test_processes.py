@@ -43,12 +43,10 @@ EXPECTED = {
 }
 
 
-
 def assert_cli_case_report(report: dict) -> None:
     assert outcomes_of(report) == EXPECTED
     assert "rank 1 expected zeros" in report["CliCase.test_fails_on_rank1"].text
     assert report["CliCase.test_skips_on_rank0"].message == "rank 0 skips"
-
 
 
 def run(name, args, tmp_path, cwd=REPO, **extra_env):
@@ -77,7 +75,9 @@ def test_a_pools_ranks_are_forked_with_its_test_module_already_imported(tmp_path
     if start_method.forkserver_unsafe_reason() is not None:
         pytest.skip(f"no fork server here: {start_method.forkserver_unsafe_reason()}")
     probe = str(CASES / "preload_probe.py")
-    returncode, output, env = run("preload", ["-m", "pytest", "-q", "-p", "no:cacheprovider", probe], tmp_path)
+    returncode, output, env = run(
+        "preload", ["-m", "pytest", "-q", "-p", "no:cacheprovider", probe], tmp_path
+    )
     assert returncode == 0, output
     logged = [json.loads(line) for line in (tmp_path / "preload.log").read_text().splitlines()]
     importers = {entry["imported_in"] for entry in logged if "imported_in" in entry}
@@ -92,7 +92,10 @@ def test_python_file_selects_tests_with_k_and_names(tmp_path):
     # The report path comes from the environment this time.
     report = tmp_path / "selected.xml"
     returncode, output, env = run(
-        "selected", [CLI_CASE, "-v", "-k", "passes", "CliOther"], tmp_path, DISTLINT_JUNIT_XML=str(report)
+        "selected",
+        [CLI_CASE, "-v", "-k", "passes", "CliOther"],
+        tmp_path,
+        DISTLINT_JUNIT_XML=str(report),
     )
     assert outcomes_of(read_junit(report)) == {"CliOther.test_other_passes": "passed"}, output
     assert returncode == 0, output
@@ -103,7 +106,17 @@ def test_torchrun_runs_each_rank_in_its_launched_process_with_the_same_outcomes(
     reports = tmp_path / "report-{rank}.xml"  # every rank writes its own report
     returncode, output, env = run(
         "torchrun",
-        ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", CLI_CASE, "-v", "--junit-xml", str(reports)],
+        [
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            CLI_CASE,
+            "-v",
+            "--junit-xml",
+            str(reports),
+        ],
         tmp_path,
     )
     assert returncode != 0
@@ -121,13 +134,27 @@ def test_torchrun_runs_each_rank_in_its_launched_process_with_the_same_outcomes(
 
 def test_classes_run_under_python_m_pytest_and_python_m_unittest(tmp_path):
     report = tmp_path / "pytest.xml"
-    pytest_args = ["-m", "pytest", CLI_CASE, "-q", "-p", "no:cacheprovider", "--noconftest", f"--junit-xml={report}"]
+    pytest_args = [
+        "-m",
+        "pytest",
+        CLI_CASE,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        f"--junit-xml={report}",
+    ]
     returncode, output, env = run("pytest", pytest_args, tmp_path, CASES)
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
     assert_run_left_nothing(env)
     report = tmp_path / "unittest.xml"
-    returncode, output, env = run("unittest", [str(CASES / "unittest_main.py"), str(report), "-v", "cli_case"], tmp_path, CASES)
+    returncode, output, env = run(
+        "unittest",
+        [str(CASES / "unittest_main.py"), str(report), "-v", "cli_case"],
+        tmp_path,
+        CASES,
+    )
     assert_cli_case_report(read_junit(report))
     assert returncode == 1, output
     assert_run_left_nothing(env)
@@ -161,7 +188,10 @@ def _start_sleeper(tmp_path, runner_args):
 @pytest.mark.parametrize(
     "signum, runner_args",
     [
-        (signal.SIGTERM, ["-m", "pytest", "signal_case.py", "-q", "-p", "no:cacheprovider", "--noconftest"]),
+        (
+            signal.SIGTERM,
+            ["-m", "pytest", "signal_case.py", "-q", "-p", "no:cacheprovider", "--noconftest"],
+        ),
         (signal.SIGINT, ["signal_case.py"]),
         # No handler runs on SIGKILL: the ranks notice on their own and clean up.
         (signal.SIGKILL, ["signal_case.py"]),

@@ -8,17 +8,28 @@ from pathlib import Path
 
 import pytest
 
-from distlint.runtime import TEST_SKIPS, SkipRegistry, TestSkip, register_skip, skip_for_code, skip_for_name
+from distlint.runtime import (
+    TEST_SKIPS,
+    SkipRegistry,
+    TestSkip,
+    register_skip,
+    skip_for_code,
+    skip_for_name,
+)
 from distlint.runtime.skips import REGISTRY, RegistrySkip, gpu_skip
 
 
 def torch_test_skips() -> dict:
     """TEST_SKIPS as written in torch's source (read, not imported: that module takes seconds)."""
     spec = importlib.util.find_spec("torch")
-    source = Path(spec.submodule_search_locations[0]) / "testing" / "_internal" / "common_distributed.py"
+    source = (
+        Path(spec.submodule_search_locations[0]) / "testing" / "_internal" / "common_distributed.py"
+    )
     tree = ast.parse(source.read_text())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TEST_SKIPS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", None) == "TEST_SKIPS" for t in node.targets
+        ):
             table = {}
             for key, call in zip(node.value.keys, node.value.values):
                 code, message = (ast.literal_eval(arg) for arg in call.args)

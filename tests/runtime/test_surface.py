@@ -16,7 +16,11 @@ surface = load_case("surface")
 
 
 def entries(log, cls=None, test=None):
-    return [e for e in read(log) if (cls is None or e["cls"] == cls) and (test is None or e["test"] == test)]
+    return [
+        e
+        for e in read(log)
+        if (cls is None or e["cls"] == cls) and (test is None or e["test"] == test)
+    ]
 
 
 def test_rank_world_pg_and_fixtures_as_torch_tests_expect(case_log):
@@ -33,7 +37,12 @@ def test_rank_world_pg_and_fixtures_as_torch_tests_expect(case_log):
         assert e["class_sum"] == 2.0  # setUpClass ran on the ranks, with a collective
         assert e["pg_is_default"] is True
         assert (e["dist_rank"], e["dist_world"], e["env_rank"]) == (e["rank"], 2, str(e["rank"]))
-        assert (e["backend"], e["backend_str"], e["device_type"], e["main_rank"]) == ("gloo", "gloo", "cpu", -1)
+        assert (e["backend"], e["backend_str"], e["device_type"], e["main_rank"]) == (
+            "gloo",
+            "gloo",
+            "cpu",
+            -1,
+        )
     teardowns = [e for e in world if e.get("phase") == "tearDown"]
     assert sorted(e["rank"] for e in teardowns) == [0, 1]  # tearDown ran on every rank
     # tearDownClass ran on every rank when the class ended.
@@ -68,7 +77,9 @@ def test_subclass_of_a_concrete_class_runs_on_its_own_correct_pool(case_log, run
     same = entries(case_log, cls="SubSame", test="test_where")
     assert sorted(e["rank"] for e in same) == [0, 1] and {e["sum"] for e in same} == {2.0}
     base_ranks = {e["rank"]: e["pid"] for e in entries(case_log, cls="Base", test="test_where")}
-    assert base_ranks and set(base_ranks.values()).isdisjoint(e["pid"] for e in same)  # a new pool, not Base's
+    assert base_ranks and set(base_ranks.values()).isdisjoint(
+        e["pid"] for e in same
+    )  # a new pool, not Base's
     run_scope.assert_ranks_gone(base_ranks)  # the pool whose rank crashed, its survivor included
     run_scope.assert_nothing_left()
 
@@ -91,7 +102,9 @@ def test_decorators_skip_in_the_dispatcher_or_on_the_rank_with_registry_messages
     assert not [e for e in entries(case_log) if e.get("ran")]
     three = entries(case_log, test="test_three_ranks")
     assert sorted(e["rank"] for e in three) == [0, 1, 2] and {e["sum"] for e in three} == {3.0}
-    assert pool_registry.stats()["pools_started"] - started_before <= 2  # world size 2 and 3, nothing per test
+    assert (
+        pool_registry.stats()["pools_started"] - started_before <= 2
+    )  # world size 2 and 3, nothing per test
 
 
 def test_a_class_with_its_own_opts_gets_its_own_pool(case_log):
@@ -117,7 +130,9 @@ def test_gloo_options_reach_self_pg_and_the_default_group_stays(case_log):
         assert entry["world_threads"] != 3  # what init_process_group made of the options
 
 
-def test_ranks_that_cannot_build_the_pg_fail_or_skip_every_test_without_hanging(case_log, run_scope, monkeypatch):
+def test_ranks_that_cannot_build_the_pg_fail_or_skip_every_test_without_hanging(
+    case_log, run_scope, monkeypatch
+):
     # A pool may take 300 s to start here, so that waiting it out would fail the hang guard below.
     monkeypatch.setattr(continuous, "MIN_STARTUP_TIMEOUT_S", 300.0)
     outcomes = run_classes(surface.OptsRaise, surface.OptsRaiseOnOneRank, surface.OptsSkip)
@@ -139,7 +154,10 @@ def test_ranks_that_cannot_build_the_pg_fail_or_skip_every_test_without_hanging(
 
 def test_unittest_skip_and_expected_failure_keep_their_meaning(case_log):
     outcomes = run_classes(surface.UnittestMarkers)
-    assert (outcomes["UnittestMarkers.test_skipped"].kind, outcomes["UnittestMarkers.test_skipped"].message) == (
+    assert (
+        outcomes["UnittestMarkers.test_skipped"].kind,
+        outcomes["UnittestMarkers.test_skipped"].message,
+    ) == (
         "skip",
         "not today",
     )
@@ -158,8 +176,16 @@ def test_tests_compare_as_on_torchs_testcase_and_slow_tests_stay_skipped(case_lo
     monkeypatch.setattr(common_utils, "TEST_WITH_SLOW", False)
     # What PyTorch's CI imports with --import-disabled-tests (the class name matches by prefix,
     # so an entry for the per-test class also disables its continuous counterpart).
-    monkeypatch.setattr(common_utils, "disabled_tests_dict",
-                        {"test_disabled (__main__.TorchComparisons)": ("https://github.com/pytorch/pytorch/issues/1", [])})
+    monkeypatch.setattr(
+        common_utils,
+        "disabled_tests_dict",
+        {
+            "test_disabled (__main__.TorchComparisons)": (
+                "https://github.com/pytorch/pytorch/issues/1",
+                [],
+            )
+        },
+    )
     outcomes = run_classes(surface.TorchComparisons)
     assert outcomes["TorchComparisons.test_float_within_tolerance"].kind == "pass", outcomes
     placements = outcomes["TorchComparisons.test_dtensor_placements_differ"]
@@ -169,7 +195,9 @@ def test_tests_compare_as_on_torchs_testcase_and_slow_tests_stay_skipped(case_lo
     disabled = outcomes["TorchComparisons.test_disabled"]
     assert disabled.kind == "skip" and "issues/1" in disabled.message
     ran = {e["test"] for e in entries(case_log)}
-    assert "test_float_within_tolerance" in ran and "test_disabled" not in ran  # decided here, never sent
+    assert (
+        "test_float_within_tolerance" in ran and "test_disabled" not in ran
+    )  # decided here, never sent
 
 
 def test_worker_env_is_set_before_the_pg_and_keys_the_pool(case_log):

@@ -14,7 +14,9 @@ cases = load_case("torch_mixins")
 
 def test_dtensor_mixin_on_the_runtime_builds_meshes_at_its_world_size(case_log):
     outcomes = run_classes(cases.MixinOnRuntime)
-    assert {k: v.kind for k, v in outcomes.items()} == {"MixinOnRuntime.test_mesh_and_distribute": "pass"}
+    assert {k: v.kind for k, v in outcomes.items()} == {
+        "MixinOnRuntime.test_mesh_and_distribute": "pass"
+    }
     entries = read(case_log)
     assert sorted(e["rank"] for e in entries) == [0, 1, 2, 3]  # NUM_DEVICES ranks on CPU
     assert {(e["device_type"], e["mesh"]) for e in entries} == {("cpu", 4)}
@@ -33,7 +35,10 @@ def test_dtensor_base_keeps_the_helpers_and_resets_the_rng_tracker(case_log):
         assert (entry["device_type"], entry["device_call"], entry["world"]) == ("cpu", "cpu", 4)
         assert entry["subtests"] == [1, 2]
     trackers = {e["test"]: e["tracker"] for e in read(case_log) if "tracker" in e}
-    assert trackers == {"test_random_op_leaves_a_tracker": True, "test_random_op_tracker_starts_empty": False}
+    assert trackers == {
+        "test_random_op_leaves_a_tracker": True,
+        "test_random_op_tracker_starts_empty": False,
+    }
 
 
 def test_device_type_is_a_property_and_a_classmethod():
@@ -44,7 +49,9 @@ def test_device_type_is_a_property_and_a_classmethod():
 
 def test_fsdp_base_skips_without_an_accelerator_per_rank(case_log):
     outcomes = run_classes(cases.FSDPHelpers)
-    assert torch.accelerator.device_count() < cases.FSDPHelpers.world_size  # CPU: FSDPTest skips every test
+    assert (
+        torch.accelerator.device_count() < cases.FSDPHelpers.world_size
+    )  # CPU: FSDPTest skips every test
     assert {k: v.kind for k, v in outcomes.items()} == {"FSDPHelpers.test_skipped_on_cpu": "skip"}
     assert "CUDA device" in next(iter(outcomes.values())).message
     assert read(case_log) == []
@@ -55,5 +62,6 @@ def test_local_tensor_twin_of_a_continuous_class_runs_in_this_process(case_log):
 
     outcomes = run_classes(cases.LocalSourceWithLocalTensor)
     assert {k: v.kind for k, v in outcomes.items()} == {
-        "LocalSourceWithLocalTensor.test_in_local_tensor_mode": "pass"}, {k: v.message for k, v in outcomes.items()}
+        "LocalSourceWithLocalTensor.test_in_local_tensor_mode": "pass"
+    }, {k: v.message for k, v in outcomes.items()}
     assert cases.LOCAL_RUNS == [(os.getpid(), True)]

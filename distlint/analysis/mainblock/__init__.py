@@ -10,13 +10,29 @@ The names below are the package's interface for the rules.
 """
 
 from distlint.analysis.mainblock.facts import (
-    MainBlockFacts, analyze_main_block, file_label, main_block_facts, main_block_required,
+    MainBlockFacts,
+    analyze_main_block,
+    file_label,
+    main_block_facts,
+    main_block_required,
 )
-from distlint.analysis.mainblock.guards import is_ast_any_main_guard, is_ast_main_guard, is_main_guard
+from distlint.analysis.mainblock.guards import (
+    is_ast_any_main_guard,
+    is_ast_main_guard,
+    is_main_guard,
+)
 from distlint.screens.main_block import may_require_main, screen_shape, screened_shape
 
 __all__ = [
-    "MainBlockFacts", "analyze_main_block", "file_label", "is_ast_any_main_guard",
-    "is_ast_main_guard", "is_main_guard", "main_block_facts", "main_block_required", "may_require_main",
-    "screen_shape", "screened_shape",
+    "MainBlockFacts",
+    "analyze_main_block",
+    "file_label",
+    "is_ast_any_main_guard",
+    "is_ast_main_guard",
+    "is_main_guard",
+    "main_block_facts",
+    "main_block_required",
+    "may_require_main",
+    "screen_shape",
+    "screened_shape",
 ]

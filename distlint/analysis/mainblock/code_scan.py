@@ -36,7 +36,9 @@ class BodyScan:
         self.loops: List[Union[cst.For, cst.While]] = []
 
 
-def scan_code(nodes: Iterable[cst.CSTNode], stop_at: Optional[Callable[[cst.CSTNode], bool]] = None) -> BodyScan:
+def scan_code(
+    nodes: Iterable[cst.CSTNode], stop_at: Optional[Callable[[cst.CSTNode], bool]] = None
+) -> BodyScan:
     # ``type(node) is X``, not ``isinstance``: these are concrete libcst classes (no
     # subclasses), and libcst's ABC-based isinstance is the hottest call of the scan.
     scan = BodyScan()
@@ -71,7 +73,9 @@ def scan_code(nodes: Iterable[cst.CSTNode], stop_at: Optional[Callable[[cst.CSTN
 
 def _record_alias(node: cst.Assign, aliases: List[Tuple[str, str]]) -> None:
     if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-        value = dotted_name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else None
+        value = (
+            dotted_name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else None
+        )
         if value is not None:
             aliases.append((node.targets[0].target.value, value))
 

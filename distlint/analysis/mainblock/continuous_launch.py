@@ -32,8 +32,12 @@ from distlint.analysis.names import dotted_name, names_match_any
 from distlint.screens import RANK_ENTRY
 
 #: Process launchers whose first argument runs in every spawned rank.
-SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
-            "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes")
+SPAWNERS = (
+    "torch.multiprocessing.spawn",
+    "torch.multiprocessing.start_processes",
+    "torch.multiprocessing.spawn.spawn",
+    "torch.multiprocessing.spawn.start_processes",
+)
 
 Resolve = Callable[[str], FrozenSet[str]]
 
@@ -43,7 +47,9 @@ def continuous_base_names(config_bases: Iterable[str]) -> FrozenSet[str]:
     return CONTINUOUS_BASES | frozenset(base.rsplit(".", 1)[-1] for base in config_bases)
 
 
-def continuous_classes(classes: Iterable[cst.ClassDef], resolve: Resolve, base_names: FrozenSet[str]) -> FrozenSet[str]:
+def continuous_classes(
+    classes: Iterable[cst.ClassDef], resolve: Resolve, base_names: FrozenSet[str]
+) -> FrozenSet[str]:
     """Names of ``classes`` that derive from a continuous base, directly or through each other.
 
     ``resolve`` maps a written base (``cd.MultiProcContinuousTest``) to what it may mean.
@@ -61,7 +67,9 @@ def continuous_classes(classes: Iterable[cst.ClassDef], resolve: Resolve, base_n
     return frozenset(found)
 
 
-def _is_continuous_base(base: cst.Arg, resolve: Resolve, base_names: FrozenSet[str], local: Set[str]) -> bool:
+def _is_continuous_base(
+    base: cst.Arg, resolve: Resolve, base_names: FrozenSet[str], local: Set[str]
+) -> bool:
     if base.keyword is not None or base.star:
         return False
     written = dotted_name(base.value)
@@ -72,10 +80,15 @@ def _is_continuous_base(base: cst.Arg, resolve: Resolve, base_names: FrozenSet[s
     return any(name.rsplit(".", 1)[-1] in base_names for name in resolve(written) | {written})
 
 
-def rank_entry_class(expression: cst.BaseExpression, continuous: FrozenSet[str], is_local: Callable[[str], bool]) -> Optional[str]:
+def rank_entry_class(
+    expression: cst.BaseExpression, continuous: FrozenSet[str], is_local: Callable[[str], bool]
+) -> Optional[str]:
     """``X`` for ``X.run_rank`` when ``X`` is one of ``continuous`` (and not rebound by an import)."""
-    if (isinstance(expression, cst.Attribute) and expression.attr.value == RANK_ENTRY
-            and isinstance(expression.value, cst.Name)):
+    if (
+        isinstance(expression, cst.Attribute)
+        and expression.attr.value == RANK_ENTRY
+        and isinstance(expression.value, cst.Name)
+    ):
         name = expression.value.value
         if name in continuous and is_local(name):
             return name

@@ -24,11 +24,25 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
-from distlint.analysis.mainblock.code_scan import BodyScan, binds_names, directly_raises, iter_statements, scan_code
-from distlint.analysis.mainblock.continuous_launch import (continuous_base_names, continuous_classes, rank_entry_class,
-                                                           spawned_function)
-from distlint.analysis.mainblock.generated_tests import (generating_assignment, generating_call, is_class_factory,
-                                                         loop_label)
+from distlint.analysis.mainblock.code_scan import (
+    BodyScan,
+    binds_names,
+    directly_raises,
+    iter_statements,
+    scan_code,
+)
+from distlint.analysis.mainblock.continuous_launch import (
+    continuous_base_names,
+    continuous_classes,
+    rank_entry_class,
+    spawned_function,
+)
+from distlint.analysis.mainblock.generated_tests import (
+    generating_assignment,
+    generating_call,
+    is_class_factory,
+    loop_label,
+)
 from distlint.analysis.mainblock.guards import is_any_main_guard, is_main_guard
 from distlint.screens.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
 from distlint.analysis.names import dotted_name, last_component, names_match_any
@@ -49,6 +63,7 @@ def file_label(path: str) -> str:
 
 # -- test definitions --------------------------------------------------------------------------
 
+
 def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
     """Derived from a TestCase-ish base (or a test class of this module), defining
     ``test_*`` methods, or named ``Test*`` the way pytest collects it.
@@ -58,13 +73,18 @@ def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
     model zoos named ``test_*.py`` are full of them.
     """
     bases = [dotted_name(base.value) for base in node.bases]
-    if any(written and (_TEST_BASE.search(last_component(written)) or written in known_test_classes) for written in bases):
+    if any(
+        written and (_TEST_BASE.search(last_component(written)) or written in known_test_classes)
+        for written in bases
+    ):
         return True
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods = [s.name.value for s in body if isinstance(s, cst.FunctionDef)]
     if any(name.startswith("test_") for name in methods):
         return True
-    has_init = "__init__" in methods or any(written and last_component(written).endswith("Module") for written in bases)
+    has_init = "__init__" in methods or any(
+        written and last_component(written).endswith("Module") for written in bases
+    )
     return node.name.value.startswith("Test") and not has_init
 
 
@@ -83,6 +103,7 @@ class TestDefinition:
 
 
 # -- the facts ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RunnerCall:
@@ -143,7 +164,11 @@ class MainBlockFacts:
         ``if``, a ``try``...): not a main block. Computed on demand (only DL101 asks);
         walks statements only, never expressions, so it stays cheap on big files."""
         top = {id(guard.node) for guard in self.guards}
-        return [s for s in iter_statements(self.module.body) if id(s) not in top and is_any_main_guard(s)]
+        return [
+            s
+            for s in iter_statements(self.module.body)
+            if id(s) not in top and is_any_main_guard(s)
+        ]
 
     @cached_property
     def uses_convention_runner(self) -> bool:
@@ -166,7 +191,9 @@ class MainBlockFacts:
 
 
 class _Analysis:
-    def __init__(self, module: cst.Module, config_runners: Sequence[str], continuous_bases: Sequence[str]) -> None:
+    def __init__(
+        self, module: cst.Module, config_runners: Sequence[str], continuous_bases: Sequence[str]
+    ) -> None:
         self.module = module
         self.runners = all_runners(config_runners)
         self.guard_runners = (*self.runners, *GUARD_RUNNERS)
@@ -199,8 +226,13 @@ class _Analysis:
             return []
         return self.functions.get(name, [])
 
-    def find_runner(self, calls: Sequence[cst.Call], table: ImportTable, at_import: bool = False,
-                    seen: Optional[Set[int]] = None) -> Optional[RunnerCall]:
+    def find_runner(
+        self,
+        calls: Sequence[cst.Call],
+        table: ImportTable,
+        at_import: bool = False,
+        seen: Optional[Set[int]] = None,
+    ) -> Optional[RunnerCall]:
         """The first of ``calls`` that runs the tests, following this module's functions.
 
         ``at_import``: the calls run at import, where ``__name__`` is not ``"__main__"``,
@@ -218,19 +250,25 @@ class _Analysis:
                 if id(function) in seen:
                     continue
                 seen.add(id(function))
-                calls_inside = scan_code(function.body.body, stop_at=is_any_main_guard if at_import else None).calls
-                inner = self.find_runner(calls_inside, self._function_table(function), at_import, seen)
+                calls_inside = scan_code(
+                    function.body.body, stop_at=is_any_main_guard if at_import else None
+                ).calls
+                inner = self.find_runner(
+                    calls_inside, self._function_table(function), at_import, seen
+                )
                 if inner is not None:
                     return RunnerCall(call, (function.name.value, *inner.chain), inner.launches)
         return None
 
-    def _launch(self, call: cst.Call, candidates: FrozenSet[str], table: ImportTable,
-                seen: Set[int]) -> Optional[RunnerCall]:
+    def _launch(
+        self, call: cst.Call, candidates: FrozenSet[str], table: ImportTable, seen: Set[int]
+    ) -> Optional[RunnerCall]:
         """A main-block call that runs a continuous class's ranks (``X.run_rank(...)``,
         ``mp.spawn(X.run_rank, ...)``) or spawns a function of this module that runs tests.
 
         Only in a main block: at import, a launch is DL104's business, which it is not.
         """
+
         def local(name: str) -> bool:
             bound = table.lookup(name)
             return bound is None or name in bound
@@ -251,8 +289,13 @@ class _Analysis:
                 return RunnerCall(call, (written, *inner.chain), inner.launches)
         return None
 
-    def raises(self, block: cst.BaseSuite, calls: Sequence[cst.Call], table: ImportTable,
-               seen: Optional[Set[int]] = None) -> bool:
+    def raises(
+        self,
+        block: cst.BaseSuite,
+        calls: Sequence[cst.Call],
+        table: ImportTable,
+        seen: Optional[Set[int]] = None,
+    ) -> bool:
         """Whether running ``block`` raises on its straight path (or calls a raiser)."""
         if directly_raises(block):
             return True
@@ -263,8 +306,12 @@ class _Analysis:
             for function in self._callees(call, table):
                 if id(function) not in seen:
                     seen.add(id(function))
-                    if self.raises(function.body, scan_code(function.body.body).calls,
-                                   self._function_table(function), seen):
+                    if self.raises(
+                        function.body,
+                        scan_code(function.body.body).calls,
+                        self._function_table(function),
+                        seen,
+                    ):
                         return True
         return False
 
@@ -276,7 +323,9 @@ class _Analysis:
             if is_any_main_guard(statement):
                 guard_nodes.append((index, statement))
             else:
-                module_scans.append((index, statement, scan_code([statement], stop_at=is_any_main_guard)))
+                module_scans.append(
+                    (index, statement, scan_code([statement], stop_at=is_any_main_guard))
+                )
         for _, _, scan in module_scans:
             for node in scan.imports:
                 record_import(self.table, node)
@@ -287,8 +336,11 @@ class _Analysis:
         for _, _, scan in module_scans:
             for name, value in scan.aliases:
                 self.table.add_alias(name, value)
-        self.continuous = continuous_classes((cls for _, _, scan in module_scans for cls in scan.classes),
-                                             self.table.resolve, self.continuous_base_names)
+        self.continuous = continuous_classes(
+            (cls for _, _, scan in module_scans for cls in scan.classes),
+            self.table.resolve,
+            self.continuous_base_names,
+        )
 
         facts = MainBlockFacts(self.module, self.table)
         for index, node in guard_nodes:
@@ -296,20 +348,30 @@ class _Analysis:
             scan = scan_code(node.body.body)
             for imported in scan.imports:
                 record_import(table, imported)
-            facts.guards.append(MainGuard(node, index, self.find_runner(scan.calls, table),
-                                          self.raises(node.body, scan.calls, table),
-                                          conditional=not is_main_guard(node)))
+            facts.guards.append(
+                MainGuard(
+                    node,
+                    index,
+                    self.find_runner(scan.calls, table),
+                    self.raises(node.body, scan.calls, table),
+                    conditional=not is_main_guard(node),
+                )
+            )
         known_classes: Set[str] = set()
         for index, statement, scan in module_scans:
             self._collect_tests(index, scan, known_classes, facts.tests)
             runner = self.find_runner(scan.calls, self.table, at_import=True)
             if runner is not None:
-                facts.import_time_runs.append(ImportTimeRun(index, statement, runner, not binds_names(statement)))
+                facts.import_time_runs.append(
+                    ImportTimeRun(index, statement, runner, not binds_names(statement))
+                )
         facts.runner_module_in_use = self._runner_module_in_use()
         facts._uses_convention_runner = self._uses_convention_runner
         return facts
 
-    def _collect_tests(self, index: int, scan: BodyScan, known: Set[str], out: List[TestDefinition]) -> None:
+    def _collect_tests(
+        self, index: int, scan: BodyScan, known: Set[str], out: List[TestDefinition]
+    ) -> None:
         defined: Set[int] = set()
         for node in scan.classes:
             if is_test_class(node, known):
@@ -326,12 +388,24 @@ class _Analysis:
             if id(loop) in inside_loops:
                 continue
             inner = scan_code([loop.body])
-            if any(id(c) not in defined for c in inner.classes) or any(map(is_class_factory, inner.calls)):
+            if any(id(c) not in defined for c in inner.classes) or any(
+                map(is_class_factory, inner.calls)
+            ):
                 inside_loops.update(map(id, (*inner.calls, *inner.assigns, *inner.loops)))
                 out.append(TestDefinition(loop_label(loop), loop, index, generator=True))
-        generated = [(generating_call(call), call) for call in scan.calls if id(call) not in inside_loops]
-        generated += [(generating_assignment(node), node) for node in scan.assigns if id(node) not in inside_loops]
-        out.extend(TestDefinition(how, node, index, generator=True) for how, node in generated if how is not None)
+        generated = [
+            (generating_call(call), call) for call in scan.calls if id(call) not in inside_loops
+        ]
+        generated += [
+            (generating_assignment(node), node)
+            for node in scan.assigns
+            if id(node) not in inside_loops
+        ]
+        out.extend(
+            TestDefinition(how, node, index, generator=True)
+            for how, node in generated
+            if how is not None
+        )
         out.sort(key=lambda t: t.index)
 
     def _uses_convention_runner(self) -> bool:
@@ -345,8 +419,11 @@ class _Analysis:
             if names_match_any({name, *targets}, self.convention) and name not in self.functions:
                 return True
         places = [(scan.calls, self.table) for _, _, scan in self._module_scans]
-        places += [(scan_code(f.body.body).calls, self._function_table(f))
-                   for functions in self.functions.values() for f in functions]
+        places += [
+            (scan_code(f.body.body).calls, self._function_table(f))
+            for functions in self.functions.values()
+            for f in functions
+        ]
         for calls, table in places:
             for call in calls:
                 if isinstance(call.func, cst.Name) and call.func.value in self.functions:
@@ -363,9 +440,11 @@ class _Analysis:
         return None
 
 
-
-def analyze_main_block(module: cst.Module, config_runners: Sequence[str] = ("run_tests",),
-                       continuous_bases: Sequence[str] = ()) -> MainBlockFacts:
+def analyze_main_block(
+    module: cst.Module,
+    config_runners: Sequence[str] = ("run_tests",),
+    continuous_bases: Sequence[str] = (),
+) -> MainBlockFacts:
     """The main-block facts of ``module`` (no metadata needed: any libcst module works).
 
     ``continuous_bases``: the ``continuous-bases`` config (torch's continuous bases always count).
@@ -376,7 +455,9 @@ def analyze_main_block(module: cst.Module, config_runners: Sequence[str] = ("run
 def main_block_facts(context: "FileContext") -> MainBlockFacts:
     """:func:`analyze_main_block` for the linted file, computed once for all DL1xx rules."""
     runners, bases = context.config.runners, context.config.continuous_bases
-    return context.fact(("mainblock", runners, bases), lambda ctx: analyze_main_block(ctx.module, runners, bases))
+    return context.fact(
+        ("mainblock", runners, bases), lambda ctx: analyze_main_block(ctx.module, runners, bases)
+    )
 
 
 def main_block_required(facts: MainBlockFacts, config: "Config") -> bool:

@@ -33,18 +33,25 @@ def _call_line(func: cst.BaseExpression) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([cst.Expr(cst.Call(func))])
 
 
-def build_main_guard(body: Sequence[cst.BaseStatement], leading_lines: Sequence[cst.EmptyLine] = ()) -> cst.If:
+def build_main_guard(
+    body: Sequence[cst.BaseStatement], leading_lines: Sequence[cst.EmptyLine] = ()
+) -> cst.If:
     """``if __name__ == "__main__":`` around ``body`` (indentation: the module's own)."""
     return cst.If(
-        test=cst.Comparison(cst.Name("__name__"),
-                            [cst.ComparisonTarget(cst.Equal(), cst.SimpleString('"__main__"'))]),
+        test=cst.Comparison(
+            cst.Name("__name__"),
+            [cst.ComparisonTarget(cst.Equal(), cst.SimpleString('"__main__"'))],
+        ),
         body=cst.IndentedBlock(list(body)),
         leading_lines=list(leading_lines),
     )
 
 
-def runner_call(facts: MainBlockFacts, runner_module: str = TORCH_RUNNER_MODULE,
-                config_runners: Sequence[str] = ("run_tests",)) -> Optional[RunnerPlan]:
+def runner_call(
+    facts: MainBlockFacts,
+    runner_module: str = TORCH_RUNNER_MODULE,
+    config_runners: Sequence[str] = ("run_tests",),
+) -> Optional[RunnerPlan]:
     """How this module should call its runner, and the imports that needs.
 
     Reuses what the module already has, in this order: a name bound to a runner
@@ -80,8 +87,11 @@ def _without_blank_footer(module: cst.Module) -> Sequence[cst.EmptyLine]:
     return _trim_trailing_blanks(list(module.footer))
 
 
-def append_main_block(facts: MainBlockFacts, runner_module: str = TORCH_RUNNER_MODULE,
-                      config_runners: Sequence[str] = ("run_tests",)) -> Optional[Tuple[cst.Module, Tuple[ImportSpec, ...]]]:
+def append_main_block(
+    facts: MainBlockFacts,
+    runner_module: str = TORCH_RUNNER_MODULE,
+    config_runners: Sequence[str] = ("run_tests",),
+) -> Optional[Tuple[cst.Module, Tuple[ImportSpec, ...]]]:
     """The module with ``if __name__ == "__main__": run_tests()`` appended, plus the imports
     to add. ``None`` when a guard (even a nested one) or an import-time runner exists:
     adding a block would then run the tests twice or hide the real problem."""
@@ -93,11 +103,16 @@ def append_main_block(facts: MainBlockFacts, runner_module: str = TORCH_RUNNER_M
     func, imports = plan
     module = facts.module
     guard = build_main_guard([_call_line(func)], _blank(2))
-    return module.with_changes(body=[*module.body, guard], footer=_without_blank_footer(module)), imports
+    return module.with_changes(
+        body=[*module.body, guard], footer=_without_blank_footer(module)
+    ), imports
 
 
-def fill_empty_main_block(facts: MainBlockFacts, runner_module: str = TORCH_RUNNER_MODULE,
-                          config_runners: Sequence[str] = ("run_tests",)) -> Optional[Tuple[cst.If, cst.If, Tuple[ImportSpec, ...]]]:
+def fill_empty_main_block(
+    facts: MainBlockFacts,
+    runner_module: str = TORCH_RUNNER_MODULE,
+    config_runners: Sequence[str] = ("run_tests",),
+) -> Optional[Tuple[cst.If, cst.If, Tuple[ImportSpec, ...]]]:
     """``(guard, new_guard, imports)`` when the only main block does nothing at all (``pass``,
     ``...``): then calling the runner in it is clearly what was meant. ``None`` otherwise
     (a custom CLI, a print: the author meant something, a person decides)."""
@@ -109,7 +124,9 @@ def fill_empty_main_block(facts: MainBlockFacts, runner_module: str = TORCH_RUNN
         for small in smalls:
             if isinstance(small, cst.Pass):
                 continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.Ellipsis, cst.SimpleString)):
+            if isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.Ellipsis, cst.SimpleString)
+            ):
                 continue
             return None
     plan = runner_call(facts, runner_module, config_runners)
@@ -119,7 +136,9 @@ def fill_empty_main_block(facts: MainBlockFacts, runner_module: str = TORCH_RUNN
     return guard, guard.with_changes(body=cst.IndentedBlock([_call_line(func)])), imports
 
 
-def _split_leading_comments(lines: Sequence[cst.EmptyLine]) -> Tuple[List[cst.EmptyLine], List[cst.EmptyLine]]:
+def _split_leading_comments(
+    lines: Sequence[cst.EmptyLine],
+) -> Tuple[List[cst.EmptyLine], List[cst.EmptyLine]]:
     """``(detached, attached)``: attached = the comment lines right above the statement."""
     index = len(lines)
     while index > 0 and lines[index - 1].comment is not None:
@@ -142,8 +161,9 @@ def _leading_blanks(lines: Sequence[cst.EmptyLine]) -> int:
     return count
 
 
-def _remove_statement(body: List[Optional[cst.BaseStatement]], index: int,
-                      keep_lines: Sequence[cst.EmptyLine] = ()) -> None:
+def _remove_statement(
+    body: List[Optional[cst.BaseStatement]], index: int, keep_lines: Sequence[cst.EmptyLine] = ()
+) -> None:
     """Remove ``body[index]`` (set it to ``None``); ``keep_lines`` (its comments that stay)
     go to the next statement, which keeps at least as many blank lines above it as the
     removed one had: removing a block never glues code together."""
@@ -179,7 +199,9 @@ def move_main_block_to_end(facts: MainBlockFacts) -> Optional[cst.Module]:
     # Detached comments (a section header, say) stay where they were.
     _remove_statement(body, guard.index, _trim_trailing_blanks(detached))
     body.append(guard.node.with_changes(leading_lines=[*_blank(2), *attached]))
-    return module.with_changes(body=[s for s in body if s is not None], footer=_without_blank_footer(module))
+    return module.with_changes(
+        body=[s for s in body if s is not None], footer=_without_blank_footer(module)
+    )
 
 
 def _statements_of(block: cst.BaseSuite) -> List[cst.BaseStatement]:
@@ -191,9 +213,13 @@ def _statements_of(block: cst.BaseSuite) -> List[cst.BaseStatement]:
 def _is_plain_runner_call(run: ImportTimeRun) -> bool:
     """``run_tests()`` alone on its line, calling the runner itself (not through a helper)."""
     statement = run.statement
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is run.runner.call
-            and len(run.runner.chain) == 1)
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and statement.body[0].value is run.runner.call
+        and len(run.runner.chain) == 1
+    )
 
 
 def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
@@ -214,19 +240,26 @@ def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
     body: List[Optional[cst.BaseStatement]] = list(module.body)
 
     def moved(run: ImportTimeRun) -> cst.BaseStatement:
-        return run.statement.with_changes(leading_lines=[line for line in run.statement.leading_lines if line.comment])
+        return run.statement.with_changes(
+            leading_lines=[line for line in run.statement.leading_lines if line.comment]
+        )
 
     if facts.guards:
         guard = facts.guards[-1]
         if guard.conditional:  # moved code would run only under the guard's condition
             return None
-        keep = [run for run in runs if not (guard.runner is not None and _is_plain_runner_call(run))]
+        keep = [
+            run for run in runs if not (guard.runner is not None and _is_plain_runner_call(run))
+        ]
         before = [moved(run) for run in keep if run.index < guard.index]
         after = [moved(run) for run in keep if run.index > guard.index]
         statements = [*before, *_statements_of(guard.node.body), *after]
         block = guard.node.body
-        new_block = (block.with_changes(body=statements) if isinstance(block, cst.IndentedBlock)
-                     else cst.IndentedBlock(statements))
+        new_block = (
+            block.with_changes(body=statements)
+            if isinstance(block, cst.IndentedBlock)
+            else cst.IndentedBlock(statements)
+        )
         body[guard.index] = guard.node.with_changes(body=new_block)
         for run in runs:
             _remove_statement(body, run.index)
@@ -245,13 +278,18 @@ def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
         if run.index != last:
             _remove_statement(body, run.index)
     last_statement = next(run.statement for run in runs if run.index == last)
-    inner = [moved(run) for run in runs if run.index != last] + [last_statement.with_changes(leading_lines=[])]
+    inner = [moved(run) for run in runs if run.index != last] + [
+        last_statement.with_changes(leading_lines=[])
+    ]
     body[last] = build_main_guard(inner, last_statement.leading_lines)
     return module.with_changes(body=[s for s in body if s is not None])
 
 
-def ensure_main_block(module: cst.Module, runner_module: str = TORCH_RUNNER_MODULE,
-                      runners: Sequence[str] = ("run_tests",)) -> cst.Module:
+def ensure_main_block(
+    module: cst.Module,
+    runner_module: str = TORCH_RUNNER_MODULE,
+    runners: Sequence[str] = ("run_tests",),
+) -> cst.Module:
     """``module`` with a main block that calls the runner (for ``distlint migrate``).
 
     Unchanged when ``module`` already has a top-level ``if __name__ == "__main__":``

@@ -25,19 +25,30 @@ from distlint.screens.main_block import INSTANTIATE_TESTS, NAMESPACE_FUNCTIONS  
 
 def _namespace_call(node: cst.BaseExpression) -> Optional[str]:
     """``globals`` for ``globals()`` (also ``vars()``, ``locals()``), else None."""
-    if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Name)
-            and node.func.value in NAMESPACE_FUNCTIONS):
+    if (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Name)
+        and node.func.value in NAMESPACE_FUNCTIONS
+    ):
         return node.func.value
     return None
 
 
 def _is_this_module(node: cst.BaseExpression) -> bool:
     """``sys.modules[__name__]``."""
-    if not (isinstance(node, cst.Subscript) and dotted_name(node.value) == "sys.modules"
-            and len(node.slice) == 1):
+    if not (
+        isinstance(node, cst.Subscript)
+        and dotted_name(node.value) == "sys.modules"
+        and len(node.slice) == 1
+    ):
         return False
     index = node.slice[0].slice
-    return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value == "__name__"
+    return (
+        isinstance(index, cst.Index)
+        and isinstance(index.value, cst.Name)
+        and index.value.value == "__name__"
+    )
 
 
 def generating_call(call: cst.Call) -> Optional[str]:
@@ -72,8 +83,12 @@ def generating_assignment(node: cst.Assign) -> Optional[str]:
 
 def is_class_factory(call: cst.Call) -> bool:
     """``type(name, bases, namespace)``: a class made at run time."""
-    return (isinstance(call.func, cst.Name) and call.func.value == "type" and len(call.args) == 3
-            and all(arg.keyword is None and not arg.star for arg in call.args))
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "type"
+        and len(call.args) == 3
+        and all(arg.keyword is None and not arg.star for arg in call.args)
+    )
 
 
 def loop_label(loop: cst.CSTNode) -> str:

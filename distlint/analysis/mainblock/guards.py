@@ -13,7 +13,6 @@ import libcst as cst
 from distlint.screens.main_block import is_ast_any_main_guard, is_ast_main_guard  # noqa: F401 - the ast twins
 
 
-
 def is_main_guard(node: cst.CSTNode) -> bool:
     """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
     return isinstance(node, cst.If) and _is_main_comparison(node.test)
@@ -25,8 +24,11 @@ def is_conditional_main_guard(node: cst.CSTNode) -> bool:
     A main block that runs only when ``CONDITION`` holds is still the file's main block:
     DL101 must not add a second one (the tests would then run twice).
     """
-    return (isinstance(node, cst.If) and isinstance(node.test, cst.BooleanOperation)
-            and any(_is_main_comparison(operand) for operand in _conjuncts(node.test)))
+    return (
+        isinstance(node, cst.If)
+        and isinstance(node.test, cst.BooleanOperation)
+        and any(_is_main_comparison(operand) for operand in _conjuncts(node.test))
+    )
 
 
 def is_any_main_guard(node: cst.CSTNode) -> bool:
@@ -47,7 +49,9 @@ def _is_main_comparison(test: cst.BaseExpression) -> bool:
     if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
         return False
     left, right = test.left, test.comparisons[0].comparator
-    return (_is_dunder_name(left) and _is_main_string(right)) or (_is_dunder_name(right) and _is_main_string(left))
+    return (_is_dunder_name(left) and _is_main_string(right)) or (
+        _is_dunder_name(right) and _is_main_string(left)
+    )
 
 
 def _is_dunder_name(node: cst.BaseExpression) -> bool:

@@ -138,4 +138,3 @@ def _asname(alias: cst.ImportAlias) -> Optional[str]:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
     return None
-

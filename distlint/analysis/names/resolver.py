@@ -28,9 +28,17 @@ from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Set
 
 import libcst as cst
 from libcst.metadata import (
-    Access, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, MetadataWrapper, QualifiedName,
-    QualifiedNameProvider, Scope,
+    Access,
+    ClassScope,
+    ComprehensionScope,
+    FunctionScope,
+    GlobalScope,
+    MetadataWrapper,
+    QualifiedName,
+    QualifiedNameProvider,
+    Scope,
 )
+
 # Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
 # ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
 # has compared against the real provider.
@@ -41,11 +49,26 @@ from distlint.analysis.walk import code_children, kind_test
 _LOAD, _STORE, _DEL = 0, 1, 2
 
 #: Leaving one of these moves its scope's assignment counter (libcst's ``_ASSIGNMENT_LIKE_NODES``).
-_ASSIGNMENT_LIKE = (cst.AnnAssign, cst.AsName, cst.Assign, cst.AugAssign, cst.ClassDef, cst.CompFor,
-                    cst.FunctionDef, cst.Global, cst.Import, cst.ImportFrom, cst.NamedExpr, cst.Nonlocal,
-                    cst.Parameters, cst.WithItem)
+_ASSIGNMENT_LIKE = (
+    cst.AnnAssign,
+    cst.AsName,
+    cst.Assign,
+    cst.AugAssign,
+    cst.ClassDef,
+    cst.CompFor,
+    cst.FunctionDef,
+    cst.Global,
+    cst.Import,
+    cst.ImportFrom,
+    cst.NamedExpr,
+    cst.Nonlocal,
+    cst.Parameters,
+    cst.WithItem,
+)
 #: Constructs the walk does not mimic: the module falls back to the real provider.
-_UNSUPPORTED = tuple(getattr(cst, name) for name in ("TypeAlias", "TypeParameters") if hasattr(cst, name))
+_UNSUPPORTED = tuple(
+    getattr(cst, name) for name in ("TypeAlias", "TypeParameters") if hasattr(cst, name)
+)
 # The same tests, cached per node type (libcst's classes are ABCs: ``isinstance`` is slow).
 _is_assignment_like = kind_test(*_ASSIGNMENT_LIKE)
 _is_unsupported = kind_test(*_UNSUPPORTED)
@@ -102,8 +125,12 @@ class _Walk:
         if context == _STORE:
             self.scope.record_assignment(node.value, node)
         else:
-            self.loads.append((Access(node, self.scope, is_annotation=False, is_type_hint=False),
-                               self._attribute[-1]))
+            self.loads.append(
+                (
+                    Access(node, self.scope, is_annotation=False, is_type_hint=False),
+                    self._attribute[-1],
+                )
+            )
 
     def attribute(self, node: cst.Attribute, context: int) -> None:
         if self._attribute[-1] is None:
@@ -137,8 +164,11 @@ class _Walk:
                 self.scope.record_import_assignment(dotted, node, target)
 
     def overwrite(self, node: Any, context: int) -> None:
-        record = (self.scope.record_global_overwrite if isinstance(node, cst.Global)
-                  else self.scope.record_nonlocal_overwrite)
+        record = (
+            self.scope.record_global_overwrite
+            if isinstance(node, cst.Global)
+            else self.scope.record_nonlocal_overwrite
+        )
         for item in node.names:
             record(item.name.value)
 
@@ -240,14 +270,32 @@ class _Walk:
 
 
 _HANDLERS = {
-    cst.Name: _Walk.name, cst.Attribute: _Walk.attribute, cst.Subscript: _Walk.subscript, cst.Call: _Walk.call,
-    cst.Arg: _Walk.arg, cst.Import: _Walk.import_, cst.ImportFrom: _Walk.import_, cst.Global: _Walk.overwrite,
-    cst.Nonlocal: _Walk.overwrite, cst.FunctionDef: _Walk.function, cst.Lambda: _Walk.lambda_,
-    cst.Param: _Walk.param, cst.ClassDef: _Walk.class_, cst.ListComp: _Walk.comprehension,
-    cst.SetComp: _Walk.comprehension, cst.DictComp: _Walk.comprehension, cst.GeneratorExp: _Walk.comprehension,
-    cst.CompFor: _Walk.comp_for, cst.For: _Walk.for_, cst.Assign: _Walk.assign, cst.AnnAssign: _Walk.ann_assign,
-    cst.AugAssign: _Walk.aug_assign, cst.NamedExpr: _Walk.named_expr, cst.AsName: _Walk.as_name,
-    cst.Del: _Walk.delete, cst.SimpleString: _Walk.string,
+    cst.Name: _Walk.name,
+    cst.Attribute: _Walk.attribute,
+    cst.Subscript: _Walk.subscript,
+    cst.Call: _Walk.call,
+    cst.Arg: _Walk.arg,
+    cst.Import: _Walk.import_,
+    cst.ImportFrom: _Walk.import_,
+    cst.Global: _Walk.overwrite,
+    cst.Nonlocal: _Walk.overwrite,
+    cst.FunctionDef: _Walk.function,
+    cst.Lambda: _Walk.lambda_,
+    cst.Param: _Walk.param,
+    cst.ClassDef: _Walk.class_,
+    cst.ListComp: _Walk.comprehension,
+    cst.SetComp: _Walk.comprehension,
+    cst.DictComp: _Walk.comprehension,
+    cst.GeneratorExp: _Walk.comprehension,
+    cst.CompFor: _Walk.comp_for,
+    cst.For: _Walk.for_,
+    cst.Assign: _Walk.assign,
+    cst.AnnAssign: _Walk.ann_assign,
+    cst.AugAssign: _Walk.aug_assign,
+    cst.NamedExpr: _Walk.named_expr,
+    cst.AsName: _Walk.as_name,
+    cst.Del: _Walk.delete,
+    cst.SimpleString: _Walk.string,
 }
 
 
@@ -292,7 +340,11 @@ class NameResolver(Mapping):
             return set(scope.get_qualified_names_for(node))
         access, name = found
         access.record_assignments(name)
-        return {name for referent in access.referents for name in referent.get_qualified_names_for(referent.name)}
+        return {
+            name
+            for referent in access.referents
+            for name in referent.get_qualified_names_for(referent.name)
+        }
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         found = self._resolved.get(node)

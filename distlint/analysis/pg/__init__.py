@@ -21,23 +21,44 @@ from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg.class_eligibility import add_class_reasons
 from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
 from distlint.analysis.pg.execution import (
-    BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, ClassTable, class_functions, class_model,
-    external_base_names, world_size_fact,
+    BASE_RUN_PG,
+    CONTINUOUS_BASES,
+    PER_TEST_BASES,
+    SPAWN_METHODS,
+    ClassTable,
+    class_functions,
+    class_model,
+    external_base_names,
+    world_size_fact,
 )
 from distlint.analysis.model import (
-    ClassAnalysis, CreationKind, ExecutionModel, ModuleAnalysis, PGCreation, TestAnalysis,
+    ClassAnalysis,
+    CreationKind,
+    ExecutionModel,
+    ModuleAnalysis,
+    PGCreation,
+    TestAnalysis,
 )
 from distlint.analysis.names import QualifiedNames, qualified_name_map
 from distlint.analysis.pg.creation import (
-    ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, CallFacts,
-    callee_last_name, config_names,
+    ABORT_FUNCTIONS,
+    ABORT_METHODS,
+    BACKEND_CONSTRUCTORS,
+    KNOWN_HELPERS,
+    KNOWN_PG_DECORATORS,
+    CallFacts,
+    callee_last_name,
+    config_names,
 )
 from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
-    continuous_words, creation_words, lifecycle_words, per_test_words,
+    continuous_words,
+    creation_words,
+    lifecycle_words,
+    per_test_words,
 )
 from distlint.config import Config
 
@@ -48,7 +69,9 @@ FACT_KEY = "distlint.analysis.pg.module_analysis"
 _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEVICE_MESH)
 
 
-def analyze_module(wrapper: MetadataWrapper, config: Config, external: ExternalBases) -> ModuleAnalysis:
+def analyze_module(
+    wrapper: MetadataWrapper, config: Config, external: ExternalBases
+) -> ModuleAnalysis:
     """Analyse every class of the module (nodes are ``wrapper.module``'s); ``external`` reads
     the modules its bases from elsewhere come from (``ExternalBases(path of the file)``)."""
     names = qualified_name_map(wrapper)
@@ -62,19 +85,28 @@ def analyze_module(wrapper: MetadataWrapper, config: Config, external: ExternalB
 
 def module_analysis(context: "FileContext") -> ModuleAnalysis:
     """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
-    return context.fact(FACT_KEY, lambda ctx: analyze_module(
-        ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on)))
+    return context.fact(
+        FACT_KEY,
+        lambda ctx: analyze_module(
+            ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on)
+        ),
+    )
 
 
 # -- classes --------------------------------------------------------------------------------------
+
 
 def _analyze_class(context: ScanContext, cls: cst.ClassDef) -> ClassAnalysis:
     names, table = context.names, context.table
     decided = class_model(table, names, cls, context.config)
     analysis = ClassAnalysis(
-        name=cls.name.value, node=cls, model=decided.model, model_reason=decided.reason,
+        name=cls.name.value,
+        node=cls,
+        model=decided.model,
+        model_reason=decided.reason,
         bases=tuple(_base_name(context, base) for base in cls.bases if base.keyword is None),
-        subclasses=table.subclasses(names, cls))
+        subclasses=table.subclasses(names, cls),
+    )
     if decided.model is ExecutionModel.PER_TEST_SPAWN:
         analysis.per_test_base = decided.deciding_base or "MultiProcessTestCase"
     tests = [f for f in class_functions(cls) if f.name.value.startswith("test")]
@@ -95,8 +127,13 @@ def _base_name(context: ScanContext, base: cst.Arg) -> str:
     return found[0] if found else ""
 
 
-def _analyze_per_test(context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis,
-                      tests: List[cst.FunctionDef], deciding_base: Optional[str]) -> None:
+def _analyze_per_test(
+    context: ScanContext,
+    cls: cst.ClassDef,
+    analysis: ClassAnalysis,
+    tests: List[cst.FunctionDef],
+    deciding_base: Optional[str],
+) -> None:
     names, table = context.names, context.table
     world_size = world_size_fact(table, names, cls)
     analysis.world_size = world_size.value
@@ -105,7 +142,10 @@ def _analyze_per_test(context: ScanContext, cls: cst.ClassDef, analysis: ClassAn
     if setup is not None:
         setup_scan = scan_function(context, setup[1], setup[0])
         for event in setup_scan.env:
-            if event.site.statement is not None and event.site.statement not in analysis.setup_environment:
+            if (
+                event.site.statement is not None
+                and event.site.statement not in analysis.setup_environment
+            ):
                 analysis.setup_environment.append(event.site.statement)
     return_code_checks = _return_code_checks(context, cls)
 
@@ -115,23 +155,48 @@ def _analyze_per_test(context: ScanContext, cls: cst.ClassDef, analysis: ClassAn
         decorated, env_decorators, decorator_env = decorator_events(context, test)
         events: List[CreationEvent] = []
         if deciding_base in BASE_RUN_PG:
-            site = Site(test.name, test.name, None, -1, (f"{deciding_base}._run", "init_process_group"), (),
-                        order=(-2,))
+            site = Site(
+                test.name,
+                test.name,
+                None,
+                -1,
+                (f"{deciding_base}._run", "init_process_group"),
+                (),
+                order=(-2,),
+            )
             events.append(CreationEvent(site, "init_process_group", "BASE_RUN", CallFacts()))
         events += decorated + scan.creations
         events = _drop_mesh_on_existing_pg(events)
         creations = [_creation(context, cls, event, scan.stores) for event in events]
-        result = TestAnalysis(test.name.value, test, creations, teardown=list(scan.teardown) if creations else [],
-                              self_attributes=tuple(scan.self_attributes),
-                              helper_teardown=list(scan.helper_teardown) if creations else [])
+        result = TestAnalysis(
+            test.name.value,
+            test,
+            creations,
+            teardown=list(scan.teardown) if creations else [],
+            self_attributes=tuple(scan.self_attributes),
+            helper_teardown=list(scan.helper_teardown) if creations else [],
+        )
         analysis.tests.append(result)
-        evidence.append(TestEvidence(
-            test.name.value, test, scan, creations, [e.from_config for e in events],
-            [e.site.in_loop for e in events], env_decorators, decorator_env,
-            return_code_checks.get(test.name.value)))
+        evidence.append(
+            TestEvidence(
+                test.name.value,
+                test,
+                scan,
+                creations,
+                [e.from_config for e in events],
+                [e.site.in_loop for e in events],
+                env_decorators,
+                decorator_env,
+                return_code_checks.get(test.name.value),
+            )
+        )
 
     facts = class_facts((c for t in analysis.tests for c in t.creations), world_size.value)
-    analysis.backend, analysis.timeout, analysis.options = facts.backend, facts.timeout, facts.options
+    analysis.backend, analysis.timeout, analysis.options = (
+        facts.backend,
+        facts.timeout,
+        facts.options,
+    )
     if analysis.world_size is None:
         analysis.world_size = facts.world_size
     for result, test_evidence in zip(analysis.tests, evidence):
@@ -149,14 +214,22 @@ def _drop_mesh_on_existing_pg(events: List[CreationEvent]) -> List[CreationEvent
     return kept
 
 
-def _creation(context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent,
-              stores: List[StoreStatement]) -> PGCreation:
+def _creation(
+    context: ScanContext,
+    owner: Optional[cst.ClassDef],
+    event: CreationEvent,
+    stores: List[StoreStatement],
+) -> PGCreation:
     """The contract's view of one creation event (``owner``: the class of ``self``)."""
     site = event.site
     if event.kind == "BASE_RUN":
         kind = CreationKind.BASE_RUN
     elif len(site.chain) > 1:
-        kind = CreationKind.SELF_HELPER if site.chain[0].startswith("self.") else CreationKind.LOCAL_FUNCTION
+        kind = (
+            CreationKind.SELF_HELPER
+            if site.chain[0].startswith("self.")
+            else CreationKind.LOCAL_FUNCTION
+        )
     else:
         kind = CreationKind[event.kind]
     # Decorators and base classes have no statement; init_device_mesh's statement stays as it
@@ -164,17 +237,28 @@ def _creation(context: ScanContext, owner: Optional[cst.ClassDef], event: Creati
     statement = site.statement if kind not in _NO_STATEMENT else None
     facts = event.facts
     return PGCreation(
-        kind=kind, node=site.node, chain=site.chain,
-        backend=facts.backend_literal or resolve_backend(facts.backend, context.names, context.constants),
+        kind=kind,
+        node=site.node,
+        chain=site.chain,
+        backend=facts.backend_literal
+        or resolve_backend(facts.backend, context.names, context.constants),
         world_size=facts.world_size,
-        timeout=facts.timeout, options=facts.options, bound_name=_bound_name(statement, site.node),
+        timeout=facts.timeout,
+        options=facts.options,
+        bound_name=_bound_name(statement, site.node),
         statement=statement,
-        store_statements=[s.statement for s in stores if statement is not None and _mentions(site.node, s.name)],
-        helper=site.helpers[-1] if site.helpers else None, helper_chain=site.helpers,
-        inner=_inner_creation(context, owner, event) if site.helpers else None)
+        store_statements=[
+            s.statement for s in stores if statement is not None and _mentions(site.node, s.name)
+        ],
+        helper=site.helpers[-1] if site.helpers else None,
+        helper_chain=site.helpers,
+        inner=_inner_creation(context, owner, event) if site.helpers else None,
+    )
 
 
-def _inner_creation(context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent) -> Optional[PGCreation]:
+def _inner_creation(
+    context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent
+) -> Optional[PGCreation]:
     """The creation as seen inside the first helper the test calls (its statements, its stores)."""
     site = event.site
     is_method = site.chain[0].startswith("self.")
@@ -252,23 +336,35 @@ def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, st
 
 # -- continuous classes (DL203) ------------------------------------------------------------------
 
-def _analyze_continuous(context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis,
-                        tests: List[cst.FunctionDef]) -> None:
+
+def _analyze_continuous(
+    context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis, tests: List[cst.FunctionDef]
+) -> None:
     for test in tests:
         analysis.tests.append(TestAnalysis(test.name.value, test))
         scan = scan_function(context, test, cls)
         calls: List[Tuple[Tuple[int, ...], cst.CSTNode, str]] = []
         for creation in scan.creations:
             if creation.kind == "INIT_PROCESS_GROUP":
-                calls.append((creation.site.order, creation.site.node,
-                              _what("init_process_group()", creation.site.chain[:-1])))
+                calls.append(
+                    (
+                        creation.site.order,
+                        creation.site.node,
+                        _what("init_process_group()", creation.site.chain[:-1]),
+                    )
+                )
         for event in scan.destroys:
             if event.target is None or is_shared_pg(context.names, event.target):
-                calls.append((event.site.order, event.site.node, _what(event.what, event.site.chain)))
+                calls.append(
+                    (event.site.order, event.site.node, _what(event.what, event.site.chain))
+                )
         for event in scan.aborts:
             if (event.target is None and event.what.rstrip("()") in ABORT_FUNCTIONS) or (
-                    event.target is not None and is_shared_pg(context.names, event.target)):
-                calls.append((event.site.order, event.site.node, _what(event.what, event.site.chain)))
+                event.target is not None and is_shared_pg(context.names, event.target)
+            ):
+                calls.append(
+                    (event.site.order, event.site.node, _what(event.what, event.site.chain))
+                )
         for _, node, what in sorted(calls, key=lambda c: c[0]):
             if isinstance(node, cst.Call):
                 analysis.lifecycle_calls.append((test.name.value, node, what))
@@ -286,7 +382,11 @@ def is_shared_pg(names: QualifiedNames, expression: cst.BaseExpression) -> bool:
             return node.value == "None"
         if isinstance(node, cst.Attribute):
             attr = node.attr.value
-            if attr in ("pg", "process_group") and isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+            if (
+                attr in ("pg", "process_group")
+                and isinstance(node.value, cst.Name)
+                and node.value.value in ("self", "cls")
+            ):
                 return True
             if attr == "WORLD":
                 return True

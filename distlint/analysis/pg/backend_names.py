@@ -28,20 +28,28 @@ def module_constants(module: cst.Module, names: QualifiedNames) -> Dict[str, str
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
-                [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+            targets = (
+                [t.target for t in small.targets]
+                if isinstance(small, cst.Assign)
+                else ([small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+            )
             for target in targets:
                 if isinstance(target, cst.Name):
                     bound[target.value] = bound.get(target.value, 0) + 1
                     value = getattr(small, "value", None)
-                    resolved = _backend_of(value, names) if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+                    resolved = (
+                        _backend_of(value, names)
+                        if isinstance(small, (cst.Assign, cst.AnnAssign))
+                        else None
+                    )
                     if resolved is not None and len(targets) == 1:
                         values[target.value] = resolved
     return {name: value for name, value in values.items() if bound[name] == 1}
 
 
-def resolve_backend(node: Optional[cst.BaseExpression], names: QualifiedNames,
-                    constants: Dict[str, str]) -> Optional[str]:
+def resolve_backend(
+    node: Optional[cst.BaseExpression], names: QualifiedNames, constants: Dict[str, str]
+) -> Optional[str]:
     """The backend string ``node`` stands for, or None when distlint cannot tell."""
     if node is None:
         return None

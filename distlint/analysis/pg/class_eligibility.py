@@ -20,13 +20,33 @@ import libcst as cst
 
 from distlint.analysis.external_bases import ExternalBases, ExternalTests
 from distlint.analysis.pg.execution import (
-    BASE_CHOOSES_BACKEND, BASE_PG_ATTRIBUTES, BASE_PG_MEMBERS, CONTINUOUS_BASES, MIGRATABLE_PER_TEST_BASES, NOT_TARGET_BASES,
-    PER_TEST_BASES, SPAWN_METHODS, THREADED_BASES, ClassTable, class_attribute, class_function, external_base_names,
+    BASE_CHOOSES_BACKEND,
+    BASE_PG_ATTRIBUTES,
+    BASE_PG_MEMBERS,
+    CONTINUOUS_BASES,
+    MIGRATABLE_PER_TEST_BASES,
+    NOT_TARGET_BASES,
+    PER_TEST_BASES,
+    SPAWN_METHODS,
+    THREADED_BASES,
+    ClassTable,
+    class_attribute,
+    class_function,
+    external_base_names,
 )
-from distlint.analysis.model import ClassAnalysis, ExecutionModel, Ineligibility, ModuleAnalysis, Reason
+from distlint.analysis.model import (
+    ClassAnalysis,
+    ExecutionModel,
+    Ineligibility,
+    ModuleAnalysis,
+    Reason,
+)
 from distlint.analysis.names import QualifiedNames
-from distlint.analysis.pg.class_environment import (declared_assignment, is_environment_undo,
-                                                    setup_environment_writes)
+from distlint.analysis.pg.class_environment import (
+    declared_assignment,
+    is_environment_undo,
+    setup_environment_writes,
+)
 from distlint.analysis.pg.creation import KNOWN_HELPERS, config_names
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
@@ -36,8 +56,12 @@ MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Every per-test base distlint migrates (a class spawning in its own setUp derives from the last).
 MIGRATED_BASES = MIGRATABLE_PER_TEST_BASES | {MULTI_PROCESS_TEST_CASE}
 #: Per-test (or not-target) bases whose continuous counterparts distlint does not target.
-OTHER_MULTIPROCESS_BASES = ((PER_TEST_BASES - MIGRATABLE_PER_TEST_BASES) | CONTINUOUS_BASES | THREADED_BASES
-                            | NOT_TARGET_BASES)
+OTHER_MULTIPROCESS_BASES = (
+    (PER_TEST_BASES - MIGRATABLE_PER_TEST_BASES)
+    | CONTINUOUS_BASES
+    | THREADED_BASES
+    | NOT_TARGET_BASES
+)
 HOOKS = ("setUp", "tearDown", "__init__")
 
 
@@ -50,21 +74,37 @@ def first_line(statement: cst.CSTNode) -> str:
 
 def _passed_on(owner: str, reason: Ineligibility) -> str:
     """``Owner code: detail`` (one level, no nested parentheses) for BASE_CLASS / SUBCLASS details."""
-    return f"{owner} {reason.reason.code}: {reason.detail}" if reason.detail else f"{owner} {reason.reason.code}"
+    return (
+        f"{owner} {reason.reason.code}: {reason.detail}"
+        if reason.detail
+        else f"{owner} {reason.reason.code}"
+    )
 
 
-def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: QualifiedNames, config: Config,
-                      external: ExternalBases) -> None:
+def add_class_reasons(
+    analysis: ModuleAnalysis,
+    table: ClassTable,
+    names: QualifiedNames,
+    config: Config,
+    external: ExternalBases,
+) -> None:
     """Fill ``ClassAnalysis.ineligible`` of the per-test classes and copy it onto their PG tests
     (``external``: reads the modules bases from elsewhere come from)."""
     per_test = {c.name: c for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
-    others = OTHER_MULTIPROCESS_BASES | config_names(config.per_test_bases) | config_names(config.continuous_bases)
+    others = (
+        OTHER_MULTIPROCESS_BASES
+        | config_names(config.per_test_bases)
+        | config_names(config.continuous_bases)
+    )
     own: Dict[str, List[Ineligibility]] = {}
     parents: Dict[str, List[str]] = {}
     for name, cls in per_test.items():
-        parents[name] = [local.name.value for base in cls.node.bases
-                         for local in [table.local_base(names, base)] if local is not None
-                         and local.name.value in per_test]
+        parents[name] = [
+            local.name.value
+            for base in cls.node.bases
+            for local in [table.local_base(names, base)]
+            if local is not None and local.name.value in per_test
+        ]
         cls.external_bases = _external_bases(cls, table, names, external)
         own[name] = _own_reasons(cls, table, names, others, parents[name])
         if not any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
@@ -85,8 +125,11 @@ def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: Qualif
                 inherited = collected(parent, seen | {name})
                 if inherited:
                     first = inherited[0]
-                    reasons.append(Ineligibility(Reason.BASE_CLASS, per_test[name].node.name,
-                                                 _passed_on(parent, first)))
+                    reasons.append(
+                        Ineligibility(
+                            Reason.BASE_CLASS, per_test[name].node.name, _passed_on(parent, first)
+                        )
+                    )
                     break
         return reasons
 
@@ -102,8 +145,11 @@ def add_class_reasons(analysis: ModuleAnalysis, table: ClassTable, names: Qualif
                 continue
             for test in ancestor.pg_tests:
                 if class_function(cls.node, test.name) is None and not _overridden_between(
-                        test.name, name, ancestor_name, parents, per_test):
-                    entry = Ineligibility(Reason.SUBCLASS, test.node.name, _passed_on(name, cls.ineligible[0]))
+                    test.name, name, ancestor_name, parents, per_test
+                ):
+                    entry = Ineligibility(
+                        Reason.SUBCLASS, test.node.name, _passed_on(name, cls.ineligible[0])
+                    )
                     if not any(i.reason is Reason.SUBCLASS for i in test.ineligible):
                         test.ineligible.append(entry)
     for cls in per_test.values():
@@ -122,8 +168,13 @@ def _ancestors(name: str, parents: Dict[str, List[str]]) -> List[str]:
     return out
 
 
-def _overridden_between(test: str, name: str, ancestor: str, parents: Dict[str, List[str]],
-                        per_test: Dict[str, ClassAnalysis]) -> bool:
+def _overridden_between(
+    test: str,
+    name: str,
+    ancestor: str,
+    parents: Dict[str, List[str]],
+    per_test: Dict[str, ClassAnalysis],
+) -> bool:
     """Whether a class between ``name`` and ``ancestor`` redefines ``test``."""
     for middle in _ancestors(name, parents):
         if middle == ancestor:
@@ -135,15 +186,23 @@ def _overridden_between(test: str, name: str, ancestor: str, parents: Dict[str, 
 
 # -- what the class itself does -----------------------------------------------------------------
 
-def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, others: FrozenSet[str],
-                 parents: List[str]) -> List[Ineligibility]:
+
+def _own_reasons(
+    cls: ClassAnalysis,
+    table: ClassTable,
+    names: QualifiedNames,
+    others: FrozenSet[str],
+    parents: List[str],
+) -> List[Ineligibility]:
     reasons: List[Ineligibility] = []
     base_problem = _base_problem(cls, names, others, parents)
     if base_problem is not None:
         reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node.name, base_problem))
     undeclarable = _undeclarable_environment(cls, table, names)
     if undeclarable is not None:
-        reasons.append(Ineligibility(Reason.CLASS_ENVIRONMENT, undeclarable, f"`{first_line(undeclarable)}`"))
+        reasons.append(
+            Ineligibility(Reason.CLASS_ENVIRONMENT, undeclarable, f"`{first_line(undeclarable)}`")
+        )
     for hook in HOOKS:
         function = class_function(cls.node, hook)
         problem = hook_problem(function) if function is not None else None
@@ -153,8 +212,9 @@ def _own_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, o
     return reasons
 
 
-def _external_bases(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
-                    external: ExternalBases) -> List[Tuple[str, ExternalTests]]:
+def _external_bases(
+    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, external: ExternalBases
+) -> List[Tuple[str, ExternalTests]]:
     """Each direct base from another module that is not a per-test base distlint migrates."""
     found: List[Tuple[str, ExternalTests]] = []
     for base in cls.node.bases:
@@ -181,15 +241,17 @@ def _external_reasons(cls: ClassAnalysis) -> List[Ineligibility]:
     return []
 
 
-def _undeclarable_environment(cls: ClassAnalysis, table: ClassTable,
-                               names: QualifiedNames) -> Optional[cst.BaseStatement]:
+def _undeclarable_environment(
+    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
+) -> Optional[cst.BaseStatement]:
     """The first environment write of the setUp chain a continuous class cannot declare (a PG
     variable written otherwise than as a literal, any variable written after the spawn), or
     None; then ``cls.environment`` is what the continuous class declares."""
     chain = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
     setups = [f for f in (class_function(c, "setUp") for c in chain) if f is not None]
     environment, too_late = setup_environment_writes(
-        setups, _is_spawn, lambda statement: _is_super_call(statement, "setUp"))
+        setups, _is_spawn, lambda statement: _is_super_call(statement, "setUp")
+    )
     if too_late is not None:
         return too_late
     for statement in cls.setup_environment:
@@ -199,13 +261,16 @@ def _undeclarable_environment(cls: ClassAnalysis, table: ClassTable,
     return None
 
 
-def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[str],
-                  parents: List[str]) -> Optional[str]:
+def _base_problem(
+    cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[str], parents: List[str]
+) -> Optional[str]:
     if len(parents) > 1:
         return "the class has several per-test bases"
     found: Set[str] = set()
     for base in cls.node.bases:
-        if base.keyword is not None or (isinstance(base.value, cst.Name) and base.value.value in parents):
+        if base.keyword is not None or (
+            isinstance(base.value, cst.Name) and base.value.value in parents
+        ):
             continue
         last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
         if last & MIGRATED_BASES:
@@ -219,26 +284,42 @@ def _base_problem(cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[s
     return None
 
 
-def _override_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> List[Ineligibility]:
+def _override_reasons(
+    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
+) -> List[Ineligibility]:
     """The class (or a same-file base) redefines what its torch base builds the per-test PG with."""
     for member in BASE_PG_MEMBERS.get(cls.per_test_base, ()):
         found = table.method(names, cls.node, member)
         if found is not None:
             owner, function = found
             where = "" if owner is cls.node else f" (in {owner.name.value})"
-            return [Ineligibility(Reason.BASE_OVERRIDE, function, f"{member}{where}; {cls.per_test_base} uses it")]
+            return [
+                Ineligibility(
+                    Reason.BASE_OVERRIDE, function, f"{member}{where}; {cls.per_test_base} uses it"
+                )
+            ]
     for attribute in BASE_PG_ATTRIBUTES.get(cls.per_test_base, ()):
         assigned = class_attribute(table, names, cls.node, attribute)
         if assigned is not None:
             owner, statement = assigned
             where = "" if owner is cls.node else f" (in {owner.name.value})"
-            return [Ineligibility(Reason.BASE_OVERRIDE, statement, f"`{first_line(statement)}`{where}; "
-                                                                  f"{cls.per_test_base} builds its PG from it")]
+            return [
+                Ineligibility(
+                    Reason.BASE_OVERRIDE,
+                    statement,
+                    f"`{first_line(statement)}`{where}; {cls.per_test_base} builds its PG from it",
+                )
+            ]
     return []
 
 
-def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
-                  per_test: Dict[str, ClassAnalysis], parents: List[str]) -> List[Ineligibility]:
+def _fact_reasons(
+    cls: ClassAnalysis,
+    table: ClassTable,
+    names: QualifiedNames,
+    per_test: Dict[str, ClassAnalysis],
+    parents: List[str],
+) -> List[Ineligibility]:
     """The class-level PG facts a continuous class must carry (only for a class with PG tests)."""
     if not cls.pg_tests or all(t.ineligible for t in cls.pg_tests):
         return []
@@ -250,14 +331,21 @@ def _fact_reasons(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames,
         return [Ineligibility(Reason.UNKNOWN_BACKEND, node, _unknown_backend_detail(cls))]
     reasons: List[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
-        reasons.append(Ineligibility(Reason.CLASS_OPTIONS, cls.options,
-                                     f"`{code_of(cls.options)}` is not self.opts(); build them in opts()"))
+        reasons.append(
+            Ineligibility(
+                Reason.CLASS_OPTIONS,
+                cls.options,
+                f"`{code_of(cls.options)}` is not self.opts(); build them in opts()",
+            )
+        )
     elif uses_class_opts(cls):
         problem = _opts_problem(cls, table, names)
         if problem is not None:
             reasons.append(Ineligibility(Reason.CLASS_OPTIONS, node, problem))
     if cls.timeout is not None and "self" in _bare_names(cls.timeout):
-        reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self"))
+        reasons.append(
+            Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self")
+        )
     return reasons
 
 
@@ -271,18 +359,27 @@ def _unknown_backend_detail(cls: ClassAnalysis) -> str:
     signature = KNOWN_HELPERS.get(helper)
     if signature is not None and signature.device_arg != (None, None):
         # DistributedTestBase.create_pg(device): the device picks the backend.
-        return (f"the tests create their PG {how}, whose device picks the backend and is not a literal "
-                "such as \"cpu\" or \"cuda\"")
-    return (f"the tests create their PG {how}; none passes its backend as a string literal such as \"nccl\", "
-            "a module constant bound to one, or Backend.X")
+        return (
+            f"the tests create their PG {how}, whose device picks the backend and is not a literal "
+            'such as "cpu" or "cuda"'
+        )
+    return (
+        f'the tests create their PG {how}; none passes its backend as a string literal such as "nccl", '
+        "a module constant bound to one, or Backend.X"
+    )
 
 
 def uses_class_opts(facts: ClassAnalysis) -> bool:
     """The class's PG options are ``self.opts()`` (which becomes the continuous class's opts())."""
     options = facts.options
-    return (isinstance(options, cst.Call) and not options.args and isinstance(options.func, cst.Attribute)
-            and isinstance(options.func.value, cst.Name) and options.func.value.value == "self"
-            and options.func.attr.value == "opts")
+    return (
+        isinstance(options, cst.Call)
+        and not options.args
+        and isinstance(options.func, cst.Attribute)
+        and isinstance(options.func.value, cst.Name)
+        and options.func.value.value == "self"
+        and options.func.attr.value == "opts"
+    )
 
 
 def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> Optional[str]:
@@ -308,8 +405,10 @@ def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) 
         instance_state |= _self_assignments(member)
     for name in sorted(_self_reads(function.body)):
         if name in instance_state or name not in class_attributes:
-            return (f"opts() of {owner.name.value} reads self.{name}, which is not a class attribute, "
-                    "so it cannot become a classmethod")
+            return (
+                f"opts() of {owner.name.value} reads self.{name}, which is not a class attribute, "
+                "so it cannot become a classmethod"
+            )
     return None
 
 
@@ -336,7 +435,11 @@ def _self_assignments(cls: cst.ClassDef) -> Set[str]:
             target = node.target
         else:
             continue
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
             found.add(target.attr.value)
     # Methods and properties are members too, never per-test state read as an attribute.
     return found
@@ -367,6 +470,7 @@ def _bare_names(node: cst.CSTNode) -> Set[str]:
 
 # -- setUp / tearDown -------------------------------------------------------------------------------
 
+
 def hook_problem(function: cst.FunctionDef) -> Optional[str]:
     """What a setUp/tearDown does beyond super(), spawning and removing self.file_name."""
     name = function.name.value
@@ -374,7 +478,11 @@ def hook_problem(function: cst.FunctionDef) -> Optional[str]:
         return "is overridden"
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
-        if is_string_statement(statement) or _is_super_call(statement, name) or _is_spawn(statement):
+        if (
+            is_string_statement(statement)
+            or _is_super_call(statement, name)
+            or _is_spawn(statement)
+        ):
             continue
         if name == "setUp" and declared_assignment(statement) is not None:
             continue  # environment the ranks start with: a continuous class declares it
@@ -395,8 +503,12 @@ def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
     if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
         return False
     receiver = value.func.value
-    return (value.func.attr.value == method and isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Name) and receiver.func.value == "super")
+    return (
+        value.func.attr.value == method
+        and isinstance(receiver, cst.Call)
+        and isinstance(receiver.func, cst.Name)
+        and receiver.func.value == "super"
+    )
 
 
 def _is_spawn(statement: cst.BaseStatement) -> bool:
@@ -406,12 +518,19 @@ def _is_spawn(statement: cst.BaseStatement) -> bool:
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return False
     func = small.value.func
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and func.attr.value in SPAWN_METHODS)
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+        and func.attr.value in SPAWN_METHODS
+    )
 
 
 def _removes_file_name(statement: cst.BaseStatement) -> bool:
     """``try: os.remove(self.file_name) except OSError: pass`` (or the bare call)."""
     text = code_of(statement)
-    return "self.file_name" in text and ("remove(" in text or "unlink(" in text) and "self." not in text.replace(
-        "self.file_name", "")
+    return (
+        "self.file_name" in text
+        and ("remove(" in text or "unlink(" in text)
+        and "self." not in text.replace("self.file_name", "")
+    )

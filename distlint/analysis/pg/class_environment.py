@@ -46,21 +46,30 @@ def is_environment_undo(statement: cst.BaseStatement) -> bool:
         return _environ_key(small.target) is not None
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         call = small.value
-        return (dotted_name(call.func) == "os.environ.pop" and bool(call.args)
-                and string_literal(call.args[0].value) is not None)
+        return (
+            dotted_name(call.func) == "os.environ.pop"
+            and bool(call.args)
+            and string_literal(call.args[0].value) is not None
+        )
     return False
 
 
 def _environ_key(target: cst.BaseExpression) -> Optional[str]:
-    if not isinstance(target, cst.Subscript) or dotted_name(target.value) != "os.environ" or len(target.slice) != 1:
+    if (
+        not isinstance(target, cst.Subscript)
+        or dotted_name(target.value) != "os.environ"
+        or len(target.slice) != 1
+    ):
         return None
     index = target.slice[0].slice
     return string_literal(index.value) if isinstance(index, cst.Index) else None
 
 
-def setup_environment_writes(setups: List[cst.FunctionDef], spawns: Callable[[cst.BaseStatement], bool],
-                             calls_super: Callable[[cst.BaseStatement], bool],
-                             ) -> Tuple[Dict[str, str], Optional[cst.BaseStatement]]:
+def setup_environment_writes(
+    setups: List[cst.FunctionDef],
+    spawns: Callable[[cst.BaseStatement], bool],
+    calls_super: Callable[[cst.BaseStatement], bool],
+) -> Tuple[Dict[str, str], Optional[cst.BaseStatement]]:
     """The variables the ``setUp`` chain sets before the spawn, and the first write after it (the
     ranks never see that one: a per-test class that relies on it cannot be reproduced), if any.
 

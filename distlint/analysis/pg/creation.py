@@ -16,7 +16,12 @@ import libcst as cst
 
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
 from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
-    ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, KNOWN_HELPERS, KNOWN_PG_DECORATORS, HelperSignature,
+    ABORT_FUNCTIONS,
+    ABORT_METHODS,
+    BACKEND_CONSTRUCTORS,
+    KNOWN_HELPERS,
+    KNOWN_PG_DECORATORS,
+    HelperSignature,
     config_names,
 )
 
@@ -32,17 +37,51 @@ TORCH_DIST_MODULES = (
 
 STORE_CONSTRUCTORS = frozenset({"FileStore", "TCPStore", "HashStore", "PrefixStore"})
 #: Subgroups on top of the default PG: fine on a shared PG.
-SUBGROUP_FUNCTIONS = frozenset({"new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group"})
+SUBGROUP_FUNCTIONS = frozenset(
+    {"new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group"}
+)
 #: Collectives (module functions and PG/backend methods) and waiting on their work.
-COLLECTIVES = frozenset({
-    "all_reduce", "allreduce", "all_gather", "allgather", "all_gather_into_tensor", "_allgather_base",
-    "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "broadcast", "reduce", "gather",
-    "scatter", "all_to_all", "alltoall", "alltoall_base", "all_to_all_single", "barrier",
-    "monitored_barrier", "send", "recv", "isend", "irecv", "batch_isend_irecv", "all_gather_object",
-    "broadcast_object_list", "gather_object", "scatter_object_list", "all_gather_coalesced",
-    "all_reduce_coalesced", "allreduce_coalesced", "allgather_coalesced", "send_object_list",
-    "recv_object_list", "wait", "reduce_scatter_tensor_coalesced", "allgather_into_tensor_coalesced",
-})
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "allreduce",
+        "all_gather",
+        "allgather",
+        "all_gather_into_tensor",
+        "_allgather_base",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "broadcast",
+        "reduce",
+        "gather",
+        "scatter",
+        "all_to_all",
+        "alltoall",
+        "alltoall_base",
+        "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+        "all_gather_object",
+        "broadcast_object_list",
+        "gather_object",
+        "scatter_object_list",
+        "all_gather_coalesced",
+        "all_reduce_coalesced",
+        "allreduce_coalesced",
+        "allgather_coalesced",
+        "send_object_list",
+        "recv_object_list",
+        "wait",
+        "reduce_scatter_tensor_coalesced",
+        "allgather_into_tensor_coalesced",
+    }
+)
 
 #: Helpers of external bases that only tear the PG down.
 KNOWN_TEARDOWN_HELPERS = frozenset({"destroy_pg"})
@@ -90,8 +129,11 @@ def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
 def self_method_name(call: cst.Call) -> Optional[str]:
     """``X`` for ``self.X(...)`` / ``cls.X(...)``."""
     func = call.func
-    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls")):
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls")
+    ):
         return func.attr.value
     return None
 
@@ -101,7 +143,9 @@ def method_name(call: cst.Call) -> Optional[str]:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
-def argument(call: cst.Call, position: Optional[int], keyword: Optional[str]) -> Optional[cst.BaseExpression]:
+def argument(
+    call: cst.Call, position: Optional[int], keyword: Optional[str]
+) -> Optional[cst.BaseExpression]:
     """The expression passed at ``position`` or as ``keyword=`` (None when absent or starred)."""
     if keyword is not None:
         for arg in call.args:
@@ -134,8 +178,17 @@ def backend_for_device(device: Optional[str]) -> Optional[str]:
 
 
 # Positional order of ``init_process_group``'s parameters.
-INIT_PROCESS_GROUP_PARAMS = ("backend", "init_method", "timeout", "world_size", "rank", "store",
-                             "group_name", "pg_options", "device_id")
+INIT_PROCESS_GROUP_PARAMS = (
+    "backend",
+    "init_method",
+    "timeout",
+    "world_size",
+    "rank",
+    "store",
+    "group_name",
+    "pg_options",
+    "device_id",
+)
 
 
 def init_arg(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -156,16 +209,25 @@ class CallFacts:
 
 def init_process_group_facts(call: cst.Call) -> CallFacts:
     backend = init_arg(call, "backend")
-    return CallFacts(backend=backend, backend_literal=string_literal(backend),
-                     world_size=init_arg(call, "world_size"), timeout=init_arg(call, "timeout"),
-                     options=init_arg(call, "pg_options"), store=init_arg(call, "store"))
+    return CallFacts(
+        backend=backend,
+        backend_literal=string_literal(backend),
+        world_size=init_arg(call, "world_size"),
+        timeout=init_arg(call, "timeout"),
+        options=init_arg(call, "pg_options"),
+        store=init_arg(call, "store"),
+    )
 
 
 def constructor_facts(call: cst.Call, backend: str) -> CallFacts:
     # ProcessGroupNCCL(store, rank, size, options) / ProcessGroupGloo(store, rank, size, options)
-    return CallFacts(backend_literal=backend, world_size=argument(call, 2, "size"),
-                     timeout=argument(call, None, "timeout"), options=argument(call, 3, "options"),
-                     store=argument(call, 0, "store"))
+    return CallFacts(
+        backend_literal=backend,
+        world_size=argument(call, 2, "size"),
+        timeout=argument(call, None, "timeout"),
+        options=argument(call, 3, "options"),
+        store=argument(call, 0, "store"),
+    )
 
 
 def device_mesh_facts(call: cst.Call) -> CallFacts:
@@ -174,7 +236,9 @@ def device_mesh_facts(call: cst.Call) -> CallFacts:
     world_size = None
     if isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1:
         world_size = shape.elements[0].value
-    return CallFacts(backend_literal=backend_for_device(string_literal(device)), world_size=world_size)
+    return CallFacts(
+        backend_literal=backend_for_device(string_literal(device)), world_size=world_size
+    )
 
 
 def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
@@ -182,9 +246,14 @@ def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
     literal = signature.backend or string_literal(backend)
     if literal is None and signature.device_arg != (None, None):
         literal = backend_for_device(string_literal(argument(call, *signature.device_arg)))
-    return CallFacts(backend=backend, backend_literal=literal, world_size=argument(call, *signature.world_size_arg),
-                     timeout=argument(call, *signature.timeout_arg), options=argument(call, *signature.options_arg),
-                     store=argument(call, *signature.store_arg))
+    return CallFacts(
+        backend=backend,
+        backend_literal=literal,
+        world_size=argument(call, *signature.world_size_arg),
+        timeout=argument(call, *signature.timeout_arg),
+        options=argument(call, *signature.options_arg),
+        store=argument(call, *signature.store_arg),
+    )
 
 
 def decorator_call(decorator: cst.Decorator) -> Tuple[cst.BaseExpression, Optional[cst.Call]]:
@@ -193,5 +262,3 @@ def decorator_call(decorator: cst.Decorator) -> Tuple[cst.BaseExpression, Option
     if isinstance(expression, cst.Call):
         return expression.func, expression
     return expression, None
-
-

@@ -26,7 +26,9 @@ _TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hang
 #: Known helpers that are context managers around the test body (they set up more than the PG).
 CONTEXT_MANAGER_HELPERS = frozenset({"_dynamo_dist_per_rank_init"})
 #: World-size expressions that mean "the class's world size".
-_CLASS_WORLD_SIZE = frozenset({"self.world_size", "cls.world_size", "int(self.world_size)", "world_size"})
+_CLASS_WORLD_SIZE = frozenset(
+    {"self.world_size", "cls.world_size", "int(self.world_size)", "world_size"}
+)
 
 
 def code(node: Optional[cst.CSTNode]) -> Optional[str]:
@@ -43,8 +45,13 @@ def is_class_opts_call(node: Optional[cst.BaseExpression]) -> bool:
 
 def is_class_method_call(node: Optional[cst.BaseExpression]) -> bool:
     """``self.<method>()`` / ``cls.<method>()`` with no arguments."""
-    return (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name) and node.func.value.value in ("self", "cls"))
+    return (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in ("self", "cls")
+    )
 
 
 #: An options variant: ``self.opts(threads=8)`` -> ``(("threads", "8"),)`` (keywords sorted).
@@ -56,9 +63,14 @@ def options_variant(node: Optional[cst.BaseExpression]) -> Optional[OptionsVaria
 
     Only literal keyword values are comparable: tests passing the same ones share a PG
     (a continuous class of their own whose ``opts()`` passes them)."""
-    if not (isinstance(node, cst.Call) and node.args and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name) and node.func.value.value in ("self", "cls")
-            and node.func.attr.value == "opts"):
+    if not (
+        isinstance(node, cst.Call)
+        and node.args
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in ("self", "cls")
+        and node.func.attr.value == "opts"
+    ):
         return None
     pairs = []
     for arg in node.args:
@@ -78,8 +90,9 @@ class ClassFacts:
     options: Optional[cst.BaseExpression] = None
 
 
-def _majority(values: Sequence[Tuple[Optional[str], Optional[cst.BaseExpression]]],
-              prefer_none: bool) -> Optional[cst.BaseExpression]:
+def _majority(
+    values: Sequence[Tuple[Optional[str], Optional[cst.BaseExpression]]], prefer_none: bool
+) -> Optional[cst.BaseExpression]:
     """The most common expression (by code); ties go to "not passed" when ``prefer_none``, else the first."""
     if not values:
         return None
@@ -93,7 +106,9 @@ def _majority(values: Sequence[Tuple[Optional[str], Optional[cst.BaseExpression]
     return None
 
 
-def class_facts(creations: Iterable[PGCreation], world_size: Optional[cst.BaseExpression]) -> ClassFacts:
+def class_facts(
+    creations: Iterable[PGCreation], world_size: Optional[cst.BaseExpression]
+) -> ClassFacts:
     """Shared backend / timeout / options of a class's PG creations, and its world size."""
     creations = list(creations)
     # "Not given" (None: the default for the device) competes too: a test that asks for gloo
@@ -142,8 +157,12 @@ class _Reasons:
 
     def result(self) -> List[Ineligibility]:
         order = list(Reason)
-        return [Ineligibility(reason, node, ", ".join(details))
-                for reason, (node, details) in sorted(self.found.items(), key=lambda kv: order.index(kv[0]))]
+        return [
+            Ineligibility(reason, node, ", ".join(details))
+            for reason, (node, details) in sorted(
+                self.found.items(), key=lambda kv: order.index(kv[0])
+            )
+        ]
 
 
 def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibility]:
@@ -177,10 +196,14 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibi
         if creation.timeout is not None and code(creation.timeout) != code(facts.timeout):
             reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={code(creation.timeout)}")
         if not _same_world_size(creation.world_size, facts.world_size):
-            reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={code(creation.world_size)}")
+            reasons.add(
+                Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={code(creation.world_size)}"
+            )
         if creation.backend is not None and creation.backend != facts.backend:
             uses = repr(facts.backend) if facts.backend is not None else "the default"
-            reasons.add(Reason.OTHER_BACKEND, creation.node, f"{creation.backend!r}, class uses {uses}")
+            reasons.add(
+                Reason.OTHER_BACKEND, creation.node, f"{creation.backend!r}, class uses {uses}"
+            )
         if not _same_options(creation.options, facts.options):
             reasons.add(Reason.CUSTOM_OPTIONS, creation.node, code(creation.options) or "")
 
@@ -199,7 +222,9 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibi
     if _TIMEOUT_TEST.search(evidence.name):
         reasons.add(Reason.EXPECTS_FAILURE, evidence.node.name, "watchdog/timeout test")
     if evidence.return_code_check:
-        reasons.add(Reason.EXPECTS_FAILURE, evidence.node.name, f"listed in {evidence.return_code_check}")
+        reasons.add(
+            Reason.EXPECTS_FAILURE, evidence.node.name, f"listed in {evidence.return_code_check}"
+        )
 
     for event in scan.file_name_uses:
         plain = event.what == "self.file_name" and not event.site.chain
@@ -210,7 +235,11 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibi
             reasons.add(Reason.UNRESOLVED_PG, creation.node, f"config helper {creation.chain[-1]}")
         elif creation.chain and creation.chain[-1] in CONTEXT_MANAGER_HELPERS:
             # The PG, and dynamo's config, are set up by a `with` around the whole body.
-            reasons.add(Reason.UNRESOLVED_PG, creation.node, f"`with {creation.chain[-1]}(...)` around the test body")
+            reasons.add(
+                Reason.UNRESOLVED_PG,
+                creation.node,
+                f"`with {creation.chain[-1]}(...)` around the test body",
+            )
     return reasons.result()
 
 
@@ -220,7 +249,9 @@ def _via(event: Event) -> str:
     return event.what
 
 
-def _same_world_size(world_size: Optional[cst.BaseExpression], class_world_size: Optional[cst.BaseExpression]) -> bool:
+def _same_world_size(
+    world_size: Optional[cst.BaseExpression], class_world_size: Optional[cst.BaseExpression]
+) -> bool:
     if world_size is None:
         return True
     text = code(world_size)
@@ -232,7 +263,9 @@ def _same_world_size(world_size: Optional[cst.BaseExpression], class_world_size:
     return literal is not None and literal == class_literal
 
 
-def _same_options(options: Optional[cst.BaseExpression], class_options: Optional[cst.BaseExpression]) -> bool:
+def _same_options(
+    options: Optional[cst.BaseExpression], class_options: Optional[cst.BaseExpression]
+) -> bool:
     if options is None or is_class_opts_call(options) or code(options) == code(class_options):
         return True
     # ``self.opts(threads=8)`` in a class whose PG uses ``self.opts()``: a variant of the class's options.
@@ -240,6 +273,7 @@ def _same_options(options: Optional[cst.BaseExpression], class_options: Optional
 
 
 # -- summaries (DL202, the migrate report) ---------------------------------------------------------
+
 
 def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str:
     """DL202's phrase for ``count`` tests (the verb agrees with it); for environment, the

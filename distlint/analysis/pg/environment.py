@@ -21,13 +21,21 @@ def is_os_environ(names: QualifiedNames, node: cst.BaseExpression) -> bool:
     return "os.environ" in qualified_names(names, node)
 
 
-def environ_subscripts(names: QualifiedNames, targets: Sequence[cst.BaseExpression]) -> List[Written]:
+def environ_subscripts(
+    names: QualifiedNames, targets: Sequence[cst.BaseExpression]
+) -> List[Written]:
     """``os.environ[KEY]`` among the targets of an assignment, ``+=`` or ``del``."""
     written: List[Written] = []
     for target in targets:
-        if isinstance(target, cst.Subscript) and is_os_environ(names, target.value) and target.slice:
+        if (
+            isinstance(target, cst.Subscript)
+            and is_os_environ(names, target.value)
+            and target.slice
+        ):
             index = target.slice[0].slice
-            written.append((string_literal(index.value) if isinstance(index, cst.Index) else None, target))
+            written.append(
+                (string_literal(index.value) if isinstance(index, cst.Index) else None, target)
+            )
     return written
 
 
@@ -59,8 +67,13 @@ def environment_call_keys(names: QualifiedNames, call: cst.Call) -> Optional[Lis
                     keys.append(arg.keyword.value)
                 elif isinstance(arg.value, cst.Dict):
                     keys += _dict_keys(arg.value)
-    elif method_name(call) in ("setenv", "delenv") and isinstance(func, cst.Attribute) \
-            and isinstance(func.value, cst.Name) and func.value.value == "monkeypatch" and call.args:
+    elif (
+        method_name(call) in ("setenv", "delenv")
+        and isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "monkeypatch"
+        and call.args
+    ):
         keys.append(string_literal(call.args[0].value))
     else:
         return None

@@ -15,15 +15,20 @@ import libcst as cst
 from distlint.analysis.model import ExecutionModel
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
 from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
-    BASE_RUN_PG, CONTINUOUS_BASES, PER_TEST_BASES, SPAWN_METHODS, config_names,
+    BASE_RUN_PG,
+    CONTINUOUS_BASES,
+    PER_TEST_BASES,
+    SPAWN_METHODS,
+    config_names,
 )
 from distlint.config import Config
 from distlint.cst_utils import is_string_statement
 
 #: The per-test bases ``distlint migrate`` moves tests from (``MultiProcessTestCase`` is the
 #: fifth: its classes spawn in their own ``setUp``).
-MIGRATABLE_PER_TEST_BASES = frozenset({"DTensorTestBase", "FSDPTest", "DistributedTestBase",
-                                       "DynamoDistributedMultiProcTestCase"})
+MIGRATABLE_PER_TEST_BASES = frozenset(
+    {"DTensorTestBase", "FSDPTest", "DistributedTestBase", "DynamoDistributedMultiProcTestCase"}
+)
 #: Per-test bases that pick the PG's backend themselves (the device's default): their classes
 #: need no backend literal for the continuous class.
 BASE_CHOOSES_BACKEND = frozenset({"DTensorTestBase", "FSDPTest"})
@@ -38,8 +43,9 @@ BASE_PG_MEMBERS = {
 #: Class attributes that change the per-test PG of a base (``fake_pg = True``: FSDPTest's _run
 #: builds a fake-backend PG).
 BASE_PG_ATTRIBUTES = {"FSDPTest": ("fake_pg",)}
-THREADED_BASES = frozenset({"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase",
-                            "FSDPTestMultiThread"})
+THREADED_BASES = frozenset(
+    {"MultiThreadedTestCase", "DTensorOpTestBase", "LocalDTensorOpTestBase", "FSDPTestMultiThread"}
+)
 #: Bases that look per-test but run in one process (local tensor mode): not a target.
 NOT_TARGET_BASES = frozenset({"LocalDTensorTestBase"})
 
@@ -116,7 +122,9 @@ class ClassTable:
         visit(cls)
         return out
 
-    def method(self, names: QualifiedNames, cls: cst.ClassDef, name: str) -> Optional[Tuple[cst.ClassDef, cst.FunctionDef]]:
+    def method(
+        self, names: QualifiedNames, cls: cst.ClassDef, name: str
+    ) -> Optional[Tuple[cst.ClassDef, cst.FunctionDef]]:
         """``name`` looked up on ``cls`` and its same-file bases (first definition wins)."""
         for entry in self.linearize(names, cls):
             if isinstance(entry, cst.ClassDef):
@@ -126,8 +134,11 @@ class ClassTable:
         return None
 
     def subclasses(self, names: QualifiedNames, cls: cst.ClassDef) -> Tuple[str, ...]:
-        return tuple(other.name.value for other in self.order
-                     if other is not cls and any(e is cls for e in self.linearize(names, other)))
+        return tuple(
+            other.name.value
+            for other in self.order
+            if other is not cls and any(e is cls for e in self.linearize(names, other))
+        )
 
 
 def _module_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
@@ -151,7 +162,9 @@ def _blocks(statement: cst.BaseStatement) -> List[Sequence[cst.BaseStatement]]:
     elif isinstance(statement, cst.Try):
         suites.append(statement.body)
         suites += [handler.body for handler in statement.handlers]
-        suites += [part.body for part in (statement.orelse, statement.finalbody) if part is not None]
+        suites += [
+            part.body for part in (statement.orelse, statement.finalbody) if part is not None
+        ]
     elif isinstance(statement, cst.With):
         suites.append(statement.body)
     return [body for body in map(_suite_body, suites) if body]
@@ -190,8 +203,12 @@ def calls_self_method(func: cst.FunctionDef, method_names: Sequence[str]) -> Opt
     class _Finder(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func_ = node.func
-            if (isinstance(func_, cst.Attribute) and isinstance(func_.value, cst.Name)
-                    and func_.value.value == "self" and func_.attr.value in method_names):
+            if (
+                isinstance(func_, cst.Attribute)
+                and isinstance(func_.value, cst.Name)
+                and func_.value.value == "self"
+                and func_.attr.value in method_names
+            ):
                 found.append(func_.attr.value)
 
     func.visit(_Finder())
@@ -205,7 +222,9 @@ def _matches(base_names: Tuple[str, ...], wanted: frozenset) -> Optional[str]:
     return None
 
 
-def class_model(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef, config: Config) -> ClassModel:
+def class_model(
+    table: ClassTable, names: QualifiedNames, cls: cst.ClassDef, config: Config
+) -> ClassModel:
     """Decide how ``cls`` runs its tests (see the module docstring)."""
     per_test = PER_TEST_BASES | config_names(config.per_test_bases)
     continuous = CONTINUOUS_BASES | config_names(config.continuous_bases)
@@ -216,10 +235,16 @@ def class_model(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef, con
                 spawn = calls_self_method(setup, SPAWN_METHODS)
                 if spawn is not None:
                     where = "setUp" if entry is cls else f"setUp of {entry.name.value}"
-                    return ClassModel(ExecutionModel.PER_TEST_SPAWN, f"{where} calls self.{spawn}()")
+                    return ClassModel(
+                        ExecutionModel.PER_TEST_SPAWN, f"{where} calls self.{spawn}()"
+                    )
             continue
-        for wanted, model in ((THREADED_BASES, ExecutionModel.THREADED), (NOT_TARGET_BASES, ExecutionModel.PLAIN),
-                              (continuous, ExecutionModel.CONTINUOUS), (per_test, ExecutionModel.PER_TEST_SPAWN)):
+        for wanted, model in (
+            (THREADED_BASES, ExecutionModel.THREADED),
+            (NOT_TARGET_BASES, ExecutionModel.PLAIN),
+            (continuous, ExecutionModel.CONTINUOUS),
+            (per_test, ExecutionModel.PER_TEST_SPAWN),
+        ):
             matched = _matches(entry, wanted)
             if matched is not None:
                 return ClassModel(model, f"derives from {matched}", matched)
@@ -250,15 +275,17 @@ def world_size_fact(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef)
     return WorldSizeFact()
 
 
-def class_attribute(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef,
-                    name: str) -> Optional[Tuple[cst.ClassDef, cst.BaseStatement]]:
+def class_attribute(
+    table: ClassTable, names: QualifiedNames, cls: cst.ClassDef, name: str
+) -> Optional[Tuple[cst.ClassDef, cst.BaseStatement]]:
     """``name = ...`` in the body of ``cls`` or a same-file base (first found): (owner, statement)."""
     for entry in table.linearize(names, cls):
         if not isinstance(entry, cst.ClassDef):
             continue
         for statement in entry.body.body if isinstance(entry.body, cst.IndentedBlock) else ():
             if isinstance(statement, cst.SimpleStatementLine) and any(
-                    _class_assignment(small, name) is not None for small in statement.body):
+                _class_assignment(small, name) is not None for small in statement.body
+            ):
                 return entry, statement
     return None
 
@@ -268,7 +295,11 @@ def _class_assignment(small: cst.BaseSmallStatement, name: str) -> Optional[cst.
         for target in small.targets:
             if isinstance(target.target, cst.Name) and target.target.value == name:
                 return small.value
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+    if (
+        isinstance(small, cst.AnnAssign)
+        and isinstance(small.target, cst.Name)
+        and small.target.value == name
+    ):
         return small.value
     return None
 

@@ -17,8 +17,17 @@ import libcst as cst
 
 from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.creation import (
-    BACKEND_CONSTRUCTORS, KNOWN_HELPERS, SUBGROUP_FUNCTIONS, CallFacts, HelperSignature, constructor_facts,
-    device_mesh_facts, helper_facts, init_process_group_facts, string_literal, torch_dist_member,
+    BACKEND_CONSTRUCTORS,
+    KNOWN_HELPERS,
+    SUBGROUP_FUNCTIONS,
+    CallFacts,
+    HelperSignature,
+    constructor_facts,
+    device_mesh_facts,
+    helper_facts,
+    init_process_group_facts,
+    string_literal,
+    torch_dist_member,
 )
 from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site, StoreStatement
 
@@ -60,14 +69,18 @@ class WalkedFunction:
     """What one walk of a function recorded (:class:`~distlint.analysis.pg.scan.Walker` fills
     it): the events of its own body, and what :func:`finish` needs to bind each call of it."""
 
-    def __init__(self, context: Walks, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> None:
+    def __init__(
+        self, context: Walks, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
+    ) -> None:
         self.context = context
         self.names = context.names
         self.func = func
         #: The class of ``self`` (None for a module-level function).
         self.owner = owner
         body = func.body
-        self.body: Sequence[cst.BaseStatement] = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+        self.body: Sequence[cst.BaseStatement] = (
+            list(body.body) if isinstance(body, cst.IndentedBlock) else []
+        )
         self.scan = Scan()
         self.raw_creations: List[Tuple[CreationEvent, cst.Call]] = []
         self.helper_calls: List[HelperCall] = []
@@ -83,8 +96,12 @@ class WalkedFunction:
         self.tail_ids: Set[int] = set()
 
 
-def resolve(walker: WalkedFunction, expression: Optional[cst.BaseExpression], binding: Optional[Binding],
-            depth: int = 0) -> Optional[cst.BaseExpression]:
+def resolve(
+    walker: WalkedFunction,
+    expression: Optional[cst.BaseExpression],
+    binding: Optional[Binding],
+    depth: int = 0,
+) -> Optional[cst.BaseExpression]:
     """An expression with helper parameters and single local assignments substituted."""
     if expression is None:
         return None
@@ -96,8 +113,13 @@ def resolve(walker: WalkedFunction, expression: Optional[cst.BaseExpression], bi
                 return expression  # a parameter the helper reassigns: its value here is unknown
             return binding.params[expression.value]
         values = walker.assignments.get(expression.value)
-        if values and len(values) == 1 and values[0] is not None and expression.value not in walker.mutated \
-                and depth < 5:
+        if (
+            values
+            and len(values) == 1
+            and values[0] is not None
+            and expression.value not in walker.mutated
+            and depth < 5
+        ):
             return resolve(walker, values[0], binding, depth + 1)
     return expression
 
@@ -108,32 +130,55 @@ def _effective_call(call: cst.Call, binding: Optional[Binding]) -> cst.Call:
         return call
     args: List[cst.Arg] = []
     for arg in call.args:
-        if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value == binding.star_kwargs_name:
+        if (
+            arg.star == "**"
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == binding.star_kwargs_name
+        ):
             args.extend(binding.extra_kwargs)
         else:
             args.append(arg)
     return call.with_changes(args=args)
 
 
-def _resolved_creation(walker: WalkedFunction, event: CreationEvent, call: cst.Call,
-                       binding: Optional[Binding]) -> CreationEvent:
+def _resolved_creation(
+    walker: WalkedFunction, event: CreationEvent, call: cst.Call, binding: Optional[Binding]
+) -> CreationEvent:
     """``event`` with its facts read through forwarded ``**kwargs`` and resolved in this scope."""
     facts = _refresh_facts(event, _effective_call(call, binding))
     backend = resolve(walker, facts.backend, binding)
-    return replace(event, facts=CallFacts(
-        backend=backend, backend_literal=facts.backend_literal or string_literal(backend),
-        world_size=resolve(walker, facts.world_size, binding), timeout=resolve(walker, facts.timeout, binding),
-        options=resolve(walker, facts.options, binding), store=resolve(walker, facts.store, binding)))
+    return replace(
+        event,
+        facts=CallFacts(
+            backend=backend,
+            backend_literal=facts.backend_literal or string_literal(backend),
+            world_size=resolve(walker, facts.world_size, binding),
+            timeout=resolve(walker, facts.timeout, binding),
+            options=resolve(walker, facts.options, binding),
+            store=resolve(walker, facts.store, binding),
+        ),
+    )
 
 
-def finish(walker: WalkedFunction, binding: Optional[Binding], depth: int, visiting: frozenset) -> Scan:
+def finish(
+    walker: WalkedFunction, binding: Optional[Binding], depth: int, visiting: frozenset
+) -> Scan:
     """The walk's events for one call of this function (``binding``: its arguments), helpers lifted in."""
     walked = walker.scan
-    scan = Scan(destroys=list(walked.destroys), aborts=list(walked.aborts), env=list(walked.env),
-                exits=list(walked.exits), kills=list(walked.kills), raises=list(walked.raises),
-                self_attributes=list(walked.self_attributes), teardown=list(walked.teardown))
+    scan = Scan(
+        destroys=list(walked.destroys),
+        aborts=list(walked.aborts),
+        env=list(walked.env),
+        exits=list(walked.exits),
+        kills=list(walked.kills),
+        raises=list(walked.raises),
+        self_attributes=list(walked.self_attributes),
+        teardown=list(walked.teardown),
+    )
     creation_call_ids = set(walker.creation_call_ids)
-    scan.creations = [_resolved_creation(walker, event, call, binding) for event, call in walker.raw_creations]
+    scan.creations = [
+        _resolved_creation(walker, event, call, binding) for event, call in walker.raw_creations
+    ]
 
     # Followed helpers: scan them with their arguments bound, and lift their events here.
     for helper_call in walker.helper_calls:
@@ -141,13 +186,17 @@ def finish(walker: WalkedFunction, binding: Optional[Binding], depth: int, visit
         if id(helper) in visiting or depth >= MAX_HELPER_DEPTH:
             fallback = helper_call.fallback  # a cycle or too deep: what the name alone says
             if fallback is not None:
-                scan.creations.append(_resolved_creation(walker, fallback, helper_call.call, binding))
+                scan.creations.append(
+                    _resolved_creation(walker, fallback, helper_call.call, binding)
+                )
                 creation_call_ids.add(id(helper_call.call))
                 if fallback.site.in_raises:
                     scan.raises.append(Event(fallback.site, f"{fallback.api}()"))
             continue
         callee = walker.context.walker(helper, walker.owner if helper_call.is_method else None)
-        inner = finish(callee, _bind(walker, helper_call, binding), depth + 1, visiting | {id(helper)})
+        inner = finish(
+            callee, _bind(walker, helper_call, binding), depth + 1, visiting | {id(helper)}
+        )
         if inner.creations:
             creation_call_ids.add(id(helper_call.call))
         _lift(walker, scan, inner, helper_call)
@@ -156,13 +205,29 @@ def finish(walker: WalkedFunction, binding: Optional[Binding], depth: int, visit
     for events in (scan.destroys, scan.aborts):
         for index, event in enumerate(events):
             if not event.site.chain:
-                trailing = event.site.statement is not None and id(event.site.statement) in walker.teardown_ids
-                events[index] = replace(event, site=replace(event.site, trailing=trailing),
-                                        target=resolve(walker, event.target, binding))
+                trailing = (
+                    event.site.statement is not None
+                    and id(event.site.statement) in walker.teardown_ids
+                )
+                events[index] = replace(
+                    event,
+                    site=replace(event.site, trailing=trailing),
+                    target=resolve(walker, event.target, binding),
+                )
     # Destroying a subgroup (``g = dist.new_group(...)``; ``destroy_process_group(g)``) leaves the PG alone.
-    scan.destroys = [e for e in scan.destroys if e.site.chain or not is_subgroup(walker.names, e.target)]
-    for events in (scan.creations, scan.destroys, scan.aborts, scan.env, scan.exits, scan.kills, scan.raises,
-                   scan.file_name_uses):
+    scan.destroys = [
+        e for e in scan.destroys if e.site.chain or not is_subgroup(walker.names, e.target)
+    ]
+    for events in (
+        scan.creations,
+        scan.destroys,
+        scan.aborts,
+        scan.env,
+        scan.exits,
+        scan.kills,
+        scan.raises,
+        scan.file_name_uses,
+    ):
         events.sort(key=lambda e: e.site.order)
     return scan
 
@@ -209,18 +274,29 @@ def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCa
     call_trailing = site.statement is not None and id(site.statement) in walker.tail_ids
 
     def lift(inner_site: Site) -> Site:
-        return replace(site, inner=inner_site.inner, chain=(helper_call.label,) + inner_site.chain,
-                       helpers=(helper_call.helper,) + inner_site.helpers,
-                       in_loop=site.in_loop or inner_site.in_loop, in_raises=site.in_raises or inner_site.in_raises,
-                       in_rank_branch=site.in_rank_branch or inner_site.in_rank_branch,
-                       trailing=call_trailing and inner_site.trailing,
-                       order=site.order + inner_site.order)
+        return replace(
+            site,
+            inner=inner_site.inner,
+            chain=(helper_call.label,) + inner_site.chain,
+            helpers=(helper_call.helper,) + inner_site.helpers,
+            in_loop=site.in_loop or inner_site.in_loop,
+            in_raises=site.in_raises or inner_site.in_raises,
+            in_rank_branch=site.in_rank_branch or inner_site.in_rank_branch,
+            trailing=call_trailing and inner_site.trailing,
+            order=site.order + inner_site.order,
+        )
 
     for creation in inner.creations:
         scan.creations.append(replace(creation, site=lift(creation.site)))
-    for target, source in ((scan.destroys, inner.destroys), (scan.aborts, inner.aborts), (scan.env, inner.env),
-                           (scan.exits, inner.exits), (scan.kills, inner.kills), (scan.raises, inner.raises),
-                           (scan.file_name_uses, inner.file_name_uses)):
+    for target, source in (
+        (scan.destroys, inner.destroys),
+        (scan.aborts, inner.aborts),
+        (scan.env, inner.env),
+        (scan.exits, inner.exits),
+        (scan.kills, inner.kills),
+        (scan.raises, inner.raises),
+        (scan.file_name_uses, inner.file_name_uses),
+    ):
         target.extend(replace(event, site=lift(event.site)) for event in source)
     if call_trailing:
         scan.helper_teardown.extend((helper_call.helper, s) for s in inner.teardown)
@@ -233,8 +309,10 @@ def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCa
 def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: Set[int]) -> None:
     """Store statements used only for PG creations; ``self.file_name`` uses beyond them."""
     stores: Dict[str, Tuple[cst.BaseStatement, cst.Call]] = {
-        name: (statement, call) for name, statement, call in walker.store_candidates
-        if len(walker.assignments.get(name, [])) == 1}
+        name: (statement, call)
+        for name, statement, call in walker.store_candidates
+        if len(walker.assignments.get(name, [])) == 1
+    }
     refs = {name: [ids for node, ids in walker.name_refs if node.value == name] for name in stores}
     # A store is PG-only when every use is in a PG creation or in another PG-only store
     # (``PrefixStore("x", store)``): shrink the candidates until that holds for all.
@@ -244,7 +322,9 @@ def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: Set[
         changed = False
         statement_ids = {id(stores[name][0]) for name in pg_only}
         for name in sorted(pg_only):
-            if not all(any(i in creation_ids or i in statement_ids for i in ids) for ids in refs[name]):
+            if not all(
+                any(i in creation_ids or i in statement_ids for i in ids) for ids in refs[name]
+            ):
                 pg_only.discard(name)
                 changed = True
                 break
@@ -252,11 +332,17 @@ def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: Set[
     for name, _, _ in walker.store_candidates:
         if name in pg_only and all(s.name != name for s in scan.stores):
             scan.stores.append(StoreStatement(stores[name][0], name))
-    shared_store_ids = {id(statement) for name, (statement, _) in stores.items() if name not in pg_only}
+    shared_store_ids = {
+        id(statement) for name, (statement, _) in stores.items() if name not in pg_only
+    }
     for node, ids, site in walker.file_name_refs:
         if any(i in creation_ids or i in store_ids for i in ids):
             continue
-        what = "its store is used beyond the PG" if any(i in shared_store_ids for i in ids) else "self.file_name"
+        what = (
+            "its store is used beyond the PG"
+            if any(i in shared_store_ids for i in ids)
+            else "self.file_name"
+        )
         scan.file_name_uses.append(Event(site, what))
 
 

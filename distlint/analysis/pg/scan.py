@@ -25,10 +25,29 @@ import libcst as cst
 
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_names
 from distlint.analysis.pg.creation import (
-    ABORT_FUNCTIONS, ABORT_METHODS, BACKEND_CONSTRUCTORS, COLLECTIVES, ENV_DECORATORS, KNOWN_HELPERS,
-    KNOWN_PG_DECORATORS, KNOWN_TEARDOWN_HELPERS, STORE_CONSTRUCTORS, CallFacts, HelperSignature, callee_last_name,
-    config_names, constructor_facts, decorator_call, device_mesh_facts, helper_facts, init_process_group_facts,
-    is_pg_env_key, method_name, self_method_name, string_literal, torch_dist_member,
+    ABORT_FUNCTIONS,
+    ABORT_METHODS,
+    BACKEND_CONSTRUCTORS,
+    COLLECTIVES,
+    ENV_DECORATORS,
+    KNOWN_HELPERS,
+    KNOWN_PG_DECORATORS,
+    KNOWN_TEARDOWN_HELPERS,
+    STORE_CONSTRUCTORS,
+    CallFacts,
+    HelperSignature,
+    callee_last_name,
+    config_names,
+    constructor_facts,
+    decorator_call,
+    device_mesh_facts,
+    helper_facts,
+    init_process_group_facts,
+    is_pg_env_key,
+    method_name,
+    self_method_name,
+    string_literal,
+    torch_dist_member,
 )
 from distlint.analysis.pg.environment import environ_subscripts, environment_call_keys
 from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site
@@ -40,15 +59,25 @@ from distlint.config import Config
 from distlint.skipcodes import PYTORCH_SKIPS
 
 SKIP_EXIT_CODES = frozenset(skip.exit_code for skip in PYTORCH_SKIPS.values())
-EXIT_FUNCTIONS = {"sys.exit": "sys.exit", "os._exit": "os._exit", "builtins.exit": "exit", "builtins.quit": "quit"}
-KILL_FUNCTIONS = {"os.kill": "os.kill", "os.killpg": "os.killpg", "os.abort": "os.abort",
-                  "signal.raise_signal": "signal.raise_signal"}
+EXIT_FUNCTIONS = {
+    "sys.exit": "sys.exit",
+    "os._exit": "os._exit",
+    "builtins.exit": "exit",
+    "builtins.quit": "quit",
+}
+KILL_FUNCTIONS = {
+    "os.kill": "os.kill",
+    "os.killpg": "os.killpg",
+    "os.abort": "os.abort",
+    "signal.raise_signal": "signal.raise_signal",
+}
 KILL_METHODS = frozenset({"kill", "terminate"})
 RAISES_CONTEXTS = frozenset({"pytest.raises"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
 # -- the scanner --------------------------------------------------------------------------------
+
 
 class ScanContext:
     """Module-wide facts the scanner needs (shared by every function of one module)."""
@@ -75,16 +104,22 @@ class ScanContext:
         return walker
 
 
-def scan_function(context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> Scan:
+def scan_function(
+    context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
+) -> Scan:
     """Scan a test (or any method of ``owner``) with its helpers."""
-    return finish(context.walker(func, owner), binding=None, depth=0, visiting=frozenset({id(func)}))
+    return finish(
+        context.walker(func, owner), binding=None, depth=0, visiting=frozenset({id(func)})
+    )
 
 
 class Walker(WalkedFunction):
     """Walks one function once (:meth:`walk`), recording what
     :func:`~distlint.analysis.pg.follow.finish` needs to build the :class:`Scan` of each call."""
 
-    def __init__(self, context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> None:
+    def __init__(
+        self, context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
+    ) -> None:
         super().__init__(context, func, owner)
         self.top_index = {id(s): i for i, s in enumerate(self.body)}
         #: The ancestors of the node being visited (what ``on_visit``/``on_leave`` would keep).
@@ -94,7 +129,9 @@ class Walker(WalkedFunction):
 
     def walk(self) -> None:
         _traverse(self.func.body, self)
-        self.scan.teardown, self.teardown_ids, self.tail_ids = trailing_teardown(self.body, self._is_destroy_call)
+        self.scan.teardown, self.teardown_ids, self.tail_ids = trailing_teardown(
+            self.body, self._is_destroy_call
+        )
 
     # -- context ---------------------------------------------------------------------------------
     def _site(self, node: cst.CSTNode) -> Site:
@@ -114,15 +151,38 @@ class Walker(WalkedFunction):
                 in_loop = True  # [ProcessGroupNCCL(...) for i in range(2)]
             elif _is_comp_for(ancestor) and child is not ancestor.iter:
                 in_loop = True
-            elif _is_if(ancestor) and child is not ancestor.test and self._mentions_rank(ancestor.test):
+            elif (
+                _is_if(ancestor)
+                and child is not ancestor.test
+                and self._mentions_rank(ancestor.test)
+            ):
                 in_rank = True
-            elif _is_with(ancestor) and child is ancestor.body and any(
-                    self._is_raises_context(item.item) for item in ancestor.items):
+            elif (
+                _is_with(ancestor)
+                and child is ancestor.body
+                and any(self._is_raises_context(item.item) for item in ancestor.items)
+            ):
                 in_raises = True
-            elif _is_call(ancestor) and ancestor is not node and self._is_assert_raises_call(ancestor):
+            elif (
+                _is_call(ancestor)
+                and ancestor is not node
+                and self._is_assert_raises_call(ancestor)
+            ):
                 in_raises = True
         trailing = False  # decided in finish(), once the teardown is known
-        return Site(node, node, statement, top, (), (), in_loop, in_raises, in_rank, trailing, (self.counter,))
+        return Site(
+            node,
+            node,
+            statement,
+            top,
+            (),
+            (),
+            in_loop,
+            in_raises,
+            in_rank,
+            trailing,
+            (self.counter,),
+        )
 
     def _mentions_rank(self, test: cst.BaseExpression) -> bool:
         cached = self.context.rank_tests.get(id(test))
@@ -144,7 +204,11 @@ class Walker(WalkedFunction):
                     found.append(node)
 
             def visit_Call(self, node: cst.Call) -> None:
-                if torch_dist_member(names, node) in ("get_rank", "get_global_rank", "get_node_local_rank"):
+                if torch_dist_member(names, node) in (
+                    "get_rank",
+                    "get_global_rank",
+                    "get_node_local_rank",
+                ):
                     found.append(node)
 
         test.visit(_Rank())
@@ -192,8 +256,12 @@ class Walker(WalkedFunction):
         self._environment_assignment([t.target for t in node.targets])
         store = self._store_call(node.value)
         statement = self._innermost_statement()
-        if store is not None and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and statement is not None:
+        if (
+            store is not None
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and statement is not None
+        ):
             self.excluded_names.add(id(node.targets[0].target))
             self.store_candidates.append((node.targets[0].target.value, statement, store))
 
@@ -270,9 +338,16 @@ class Walker(WalkedFunction):
         names = self.names
         member = torch_dist_member(names, node)
         if member == "init_process_group":
-            self._creation(node, "init_process_group", "INIT_PROCESS_GROUP", init_process_group_facts(node))
+            self._creation(
+                node, "init_process_group", "INIT_PROCESS_GROUP", init_process_group_facts(node)
+            )
         elif member in BACKEND_CONSTRUCTORS:
-            self._creation(node, member, "BACKEND_CONSTRUCTOR", constructor_facts(node, BACKEND_CONSTRUCTORS[member]))
+            self._creation(
+                node,
+                member,
+                "BACKEND_CONSTRUCTOR",
+                constructor_facts(node, BACKEND_CONSTRUCTORS[member]),
+            )
         elif member == "init_device_mesh":
             self._creation(node, "init_device_mesh", "DEVICE_MESH", device_mesh_facts(node))
         elif member == "destroy_process_group":
@@ -308,7 +383,9 @@ class Walker(WalkedFunction):
         if local is not None:
             helper, is_method, label = local
             fallback = self._known_helper(node, callee, self_method, record=False)
-            self.helper_calls.append(HelperCall(node, helper, is_method, label, self._site(node), fallback))
+            self.helper_calls.append(
+                HelperCall(node, helper, is_method, label, self._site(node), fallback)
+            )
             return
         if self._known_helper(node, callee, self_method, record=True) is not None:
             return
@@ -316,14 +393,20 @@ class Walker(WalkedFunction):
             self.scan.destroys.append(Event(self._site(node), f"self.{callee}()"))
         elif method in ABORT_METHODS:
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-            written = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
-            self.scan.aborts.append(Event(self._site(node), f"{written or ''}.{method}()", receiver))
+            written = (
+                dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
+            )
+            self.scan.aborts.append(
+                Event(self._site(node), f"{written or ''}.{method}()", receiver)
+            )
         elif method in KILL_METHODS:
             self.scan.kills.append(Event(self._site(node), f".{method}()"))
         elif method in COLLECTIVES:
             self._maybe_raises(node, f".{method}()")
 
-    def _local_helper(self, node: cst.Call, self_method: Optional[str]) -> Optional[Tuple[cst.FunctionDef, bool, str]]:
+    def _local_helper(
+        self, node: cst.Call, self_method: Optional[str]
+    ) -> Optional[Tuple[cst.FunctionDef, bool, str]]:
         """A same-file helper the call runs: a method of ``self``'s class (or its same-file bases), or a module function."""
         if self_method is not None:
             if self.owner is None:
@@ -336,20 +419,42 @@ class Walker(WalkedFunction):
                 return function, False, node.func.value
         return None
 
-    def _known_helper(self, node: cst.Call, callee: Optional[str], self_method: Optional[str],
-                      record: bool) -> Optional[CreationEvent]:
+    def _known_helper(
+        self, node: cst.Call, callee: Optional[str], self_method: Optional[str], record: bool
+    ) -> Optional[CreationEvent]:
         """A creation by a known helper (torch's, or a config ``pg-helpers`` entry)."""
-        if callee in KNOWN_HELPERS and (self_method is not None or isinstance(node.func, cst.Name)
-                                        or callee == "_dynamo_dist_per_rank_init"):
-            return self._creation(node, callee, "KNOWN_HELPER", helper_facts(node, KNOWN_HELPERS[callee]),
-                                  record=record)
+        if callee in KNOWN_HELPERS and (
+            self_method is not None
+            or isinstance(node.func, cst.Name)
+            or callee == "_dynamo_dist_per_rank_init"
+        ):
+            return self._creation(
+                node,
+                callee,
+                "KNOWN_HELPER",
+                helper_facts(node, KNOWN_HELPERS[callee]),
+                record=record,
+            )
         if callee is not None and callee in self.context.config_helpers:
-            return self._creation(node, callee, "KNOWN_HELPER", helper_facts(node, HelperSignature()),
-                                  from_config=True, record=record)
+            return self._creation(
+                node,
+                callee,
+                "KNOWN_HELPER",
+                helper_facts(node, HelperSignature()),
+                from_config=True,
+                record=record,
+            )
         return None
 
-    def _creation(self, node: cst.Call, api: str, kind: str, facts: CallFacts, from_config: bool = False,
-                  record: bool = True) -> CreationEvent:
+    def _creation(
+        self,
+        node: cst.Call,
+        api: str,
+        kind: str,
+        facts: CallFacts,
+        from_config: bool = False,
+        record: bool = True,
+    ) -> CreationEvent:
         site = self._site(node)
         event = CreationEvent(replace(site, chain=(api,)), api, kind, facts, from_config)
         if record:
@@ -436,7 +541,10 @@ def _is_skip_exit(call: cst.Call) -> bool:
 
 # -- decorators -----------------------------------------------------------------------------------
 
-def decorator_events(context: ScanContext, func: cst.FunctionDef) -> Tuple[List[CreationEvent], List[Event], List[Event]]:
+
+def decorator_events(
+    context: ScanContext, func: cst.FunctionDef
+) -> Tuple[List[CreationEvent], List[Event], List[Event]]:
     """PG-creating decorators, environment decorators and env-patching decorators of a test."""
     creations: List[CreationEvent] = []
     env_decorators: List[Event] = []
@@ -452,9 +560,16 @@ def decorator_events(context: ScanContext, func: cst.FunctionDef) -> Tuple[List[
                     if arg.keyword is not None and arg.keyword.value == "backend":
                         backend = arg.value
             facts = CallFacts(backend=backend, backend_literal=string_literal(backend))
-            creations.append(CreationEvent(replace(site, chain=(f"@{name}",)), f"@{name}", "DECORATOR", facts,
-                                           from_config=name in context.config_decorators
-                                           and name not in KNOWN_PG_DECORATORS))
+            creations.append(
+                CreationEvent(
+                    replace(site, chain=(f"@{name}",)),
+                    f"@{name}",
+                    "DECORATOR",
+                    facts,
+                    from_config=name in context.config_decorators
+                    and name not in KNOWN_PG_DECORATORS,
+                )
+            )
         elif name in ENV_DECORATORS:
             env_decorators.append(Event(site, f"@{name}"))
         elif call is not None:  # @patch.dict(os.environ, ...)

@@ -16,8 +16,9 @@ import libcst as cst
 IsDestroyCall = Callable[[cst.Call], bool]
 
 
-def trailing_teardown(body: Sequence[cst.BaseStatement],
-                      is_destroy_call: IsDestroyCall) -> Tuple[List[cst.BaseStatement], Set[int], Set[int]]:
+def trailing_teardown(
+    body: Sequence[cst.BaseStatement], is_destroy_call: IsDestroyCall
+) -> Tuple[List[cst.BaseStatement], Set[int], Set[int]]:
     """The trailing statements of ``body`` that only tear the PG down, and two id sets.
 
     Returns the statements; the ids of the simple statements doing the teardown (also
@@ -45,14 +46,24 @@ def trailing_teardown(body: Sequence[cst.BaseStatement],
     return teardown, teardown_ids, tail_ids | teardown_ids
 
 
-def _is_teardown(statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False) -> bool:
+def _is_teardown(
+    statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False
+) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
-        return all(isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-                   and is_destroy_call(small.value) for small in statement.body)
+        return all(
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and is_destroy_call(small.value)
+            for small in statement.body
+        )
     if isinstance(statement, cst.Try) and allow_try:
         # try: <test> finally: destroy_process_group() -- the finally only tears down
-        return (not statement.handlers and statement.orelse is None and statement.finalbody is not None
-                and all(_is_teardown(s, is_destroy_call) for s in _suite(statement.finalbody.body)))
+        return (
+            not statement.handlers
+            and statement.orelse is None
+            and statement.finalbody is not None
+            and all(_is_teardown(s, is_destroy_call) for s in _suite(statement.finalbody.body))
+        )
     if isinstance(statement, cst.If) and statement.orelse is None:
         # if dist.is_initialized(): dist.destroy_process_group()
         return all(_is_teardown(s, is_destroy_call) for s in _suite(statement.body))

@@ -12,13 +12,25 @@ from __future__ import annotations
 
 from typing import Dict
 
-from distlint.codemods.bases import distributed_test_base, dtensor_test_base, fsdp_test, multi_process_test_case
+from distlint.codemods.bases import (
+    distributed_test_base,
+    dtensor_test_base,
+    fsdp_test,
+    multi_process_test_case,
+)
 from distlint.codemods.bases.spec import PerTestBase
 
 #: Every base whose tests ``distlint migrate`` moves, by class name.
-BASES: Dict[str, PerTestBase] = {base.name: base for base in (
-    multi_process_test_case.BASE, distributed_test_base.BASE, distributed_test_base.DYNAMO_BASE,
-    dtensor_test_base.BASE, fsdp_test.BASE)}
+BASES: Dict[str, PerTestBase] = {
+    base.name: base
+    for base in (
+        multi_process_test_case.BASE,
+        distributed_test_base.BASE,
+        distributed_test_base.DYNAMO_BASE,
+        dtensor_test_base.BASE,
+        fsdp_test.BASE,
+    )
+}
 
 
 def base_named(name: str) -> PerTestBase:

@@ -16,11 +16,15 @@ COMMON_DTENSOR = "torch.testing._internal.distributed._tensor.common_dtensor"
 
 BASE = PerTestBase(
     name="DTensorTestBase",
-    targets={"distlint": Target("distlint.runtime.torch_dtensor", "DTensorContinuousTest"),
-             "torch": Target(COMMON_DTENSOR, "DTensorContinuousTestBase")},
+    targets={
+        "distlint": Target("distlint.runtime.torch_dtensor", "DTensorContinuousTest"),
+        "torch": Target(COMMON_DTENSOR, "DTensorContinuousTestBase"),
+    },
     # torch's DTensorContinuousTestBase would start one rank per device (none on CPU).
     default_world_size={"torch": Target(COMMON_DTENSOR, "NUM_DEVICES")},
     needs_backend=False,
-    local_tensor_base={"distlint": Target(COMMON_DTENSOR, "LocalDTensorContinuousTestBase"),
-                       "torch": Target(COMMON_DTENSOR, "LocalDTensorContinuousTestBase")},
+    local_tensor_base={
+        "distlint": Target(COMMON_DTENSOR, "LocalDTensorContinuousTestBase"),
+        "torch": Target(COMMON_DTENSOR, "LocalDTensorContinuousTestBase"),
+    },
 )

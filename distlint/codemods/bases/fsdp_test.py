@@ -12,8 +12,10 @@ from distlint.codemods.bases.spec import PerTestBase, Target
 
 BASE = PerTestBase(
     name="FSDPTest",
-    targets={"distlint": Target("distlint.runtime.torch_fsdp", "FSDPContinuousTest"),
-             "torch": Target("torch.testing._internal.common_fsdp", "FSDPTestContinuous")},
+    targets={
+        "distlint": Target("distlint.runtime.torch_fsdp", "FSDPContinuousTest"),
+        "torch": Target("torch.testing._internal.common_fsdp", "FSDPTestContinuous"),
+    },
     default_world_size={},
     needs_backend=False,
 )

@@ -17,8 +17,10 @@ from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
 
 CONTINUOUS_BASE = "MultiProcContinuousTest"
 #: The continuous base per ``--runtime`` (also the targets of DistributedTestBase).
-TARGETS = {"distlint": Target(DISTLINT_RUNTIME, CONTINUOUS_BASE),
-           "torch": Target(TORCH_DISTRIBUTED_TESTING, CONTINUOUS_BASE)}
+TARGETS = {
+    "distlint": Target(DISTLINT_RUNTIME, CONTINUOUS_BASE),
+    "torch": Target(TORCH_DISTRIBUTED_TESTING, CONTINUOUS_BASE),
+}
 #: MultiProcessTestCase's world size for a class that sets none.
 DEFAULT_WORLD_SIZE = Target(TORCH_DISTRIBUTED_TESTING, "DEFAULT_WORLD_SIZE")
 
@@ -41,7 +43,9 @@ def environment_statements(environment: Dict[str, str], runtime: str) -> List[cs
     ``os`` and ``unittest.mock``)."""
     if not environment:
         return []
-    literal = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in environment.items()) + "}"
+    literal = (
+        "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in environment.items()) + "}"
+    )
     if runtime == "distlint":
         return [cst.parse_statement(f"{WORKER_ENV} = {literal}\n")]
     setup = cst.parse_statement(
@@ -51,5 +55,6 @@ def environment_statements(environment: Dict[str, str], runtime: str) -> List[cs
         "    super().setUpClass()\n"
         f"    environment = unittest.mock.patch.dict(os.environ, {literal})\n"
         "    environment.start()\n"
-        "    cls.addClassCleanup(environment.stop)\n")
+        "    cls.addClassCleanup(environment.stop)\n"
+    )
     return [setup]

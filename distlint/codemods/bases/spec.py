@@ -11,7 +11,9 @@ from distlint.analysis.model import ClassAnalysis
 from distlint.codemods.rewrite import classmethod_returning
 
 #: Members every continuous base (distlint's and torch's MultiProcContinuousTest) defines with a meaning of its own.
-CONTINUOUS_RESERVED = frozenset({"pg", "rank", "timeout", "backend_str", "MAIN_PROCESS_RANK", "processes"})
+CONTINUOUS_RESERVED = frozenset(
+    {"pg", "rank", "timeout", "backend_str", "MAIN_PROCESS_RANK", "processes"}
+)
 #: Members the continuous runtime reads by itself (no test needs to name them).
 RUNTIME_READS = ("world_size", "device_type")
 
@@ -43,8 +45,9 @@ class PerTestBase:
     local_tensor_base: Optional[Mapping[str, Target]] = None
 
 
-def class_statements(base: PerTestBase, runtime: str, analysis: ClassAnalysis,
-                     default_world_size: bool) -> List[cst.BaseStatement]:
+def class_statements(
+    base: PerTestBase, runtime: str, analysis: ClassAnalysis, default_world_size: bool
+) -> List[cst.BaseStatement]:
     """``world_size`` / ``timeout`` / ``backend_str()`` of the class that derives from the continuous
     base: the PG its tests created, built once. ``default_world_size``: the class (and its bases)
     set no world size, so it had its base's."""
@@ -53,10 +56,21 @@ def class_statements(base: PerTestBase, runtime: str, analysis: ClassAnalysis,
     if default_world_size and constant is not None:
         out.append(cst.parse_statement(f"world_size = {constant.name}\n"))
     if analysis.timeout is not None:
-        out.append(cst.SimpleStatementLine(body=[cst.Assign(
-            targets=[cst.AssignTarget(cst.Name("timeout"))], value=analysis.timeout)]))
+        out.append(
+            cst.SimpleStatementLine(
+                body=[
+                    cst.Assign(
+                        targets=[cst.AssignTarget(cst.Name("timeout"))], value=analysis.timeout
+                    )
+                ]
+            )
+        )
     if analysis.backend is not None:
-        out.append(classmethod_returning("backend_str", cst.SimpleString(repr(analysis.backend).replace("'", '"'))))
+        out.append(
+            classmethod_returning(
+                "backend_str", cst.SimpleString(repr(analysis.backend).replace("'", '"'))
+            )
+        )
     else:
         assert not base.needs_backend, "the analysis requires a backend literal for this base"
     return out

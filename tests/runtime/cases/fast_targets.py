@@ -7,7 +7,11 @@ import time
 
 def report(path, names=(), sleep_s=0.0):
     """Write where this process runs and what it inherited, then (optionally) keep running a while."""
-    info = {"pid": os.getpid(), "ppid": os.getppid(), "env": {name: os.environ.get(name) for name in names}}
+    info = {
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "env": {name: os.environ.get(name) for name in names},
+    }
     with open(path + ".tmp", "w") as handle:
         json.dump(info, handle)
     os.replace(path + ".tmp", path)

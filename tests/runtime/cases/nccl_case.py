@@ -14,7 +14,9 @@ import torch
 import torch.distributed as dist
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(_HERE))))  # the repo, when run as a script
+sys.path.insert(
+    0, os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
+)  # the repo, when run as a script
 
 from distlint.runtime import MultiProcContinuousTest, run_tests, skip_if_lt_x_gpu  # noqa: E402
 

@@ -200,9 +200,13 @@ class GlooThreadsOptions(MultiProcContinuousTest):
         tensor = torch.ones(1)
         self.pg.allreduce([tensor]).wait()
         dist.all_reduce(tensor)  # the default group is there too
-        record(self, threads=self.pg.options._threads, is_world=self.pg is dist.group.WORLD,
-               world_threads=dist.group.WORLD._get_backend(torch.device("cpu")).options._threads,
-               total=tensor.item())
+        record(
+            self,
+            threads=self.pg.options._threads,
+            is_world=self.pg is dist.group.WORLD,
+            world_threads=dist.group.WORLD._get_backend(torch.device("cpu")).options._threads,
+            total=tensor.item(),
+        )
 
 
 class OptsRaise(MultiProcContinuousTest):
@@ -302,7 +306,9 @@ class TorchComparisons(MultiProcContinuousTest):
         mesh = init_device_mesh("cpu", (self.world_size,))
         full = torch.arange(4.0)
         # The same values, other placements: torch's assertEqual fails (a value-only check passes).
-        self.assertEqual(distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Replicate()]))
+        self.assertEqual(
+            distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Replicate()])
+        )
 
     @slowTest
     def test_slow(self):
@@ -322,4 +328,8 @@ class WithWorkerEnv(MultiProcContinuousTest):
         return "gloo"
 
     def test_where(self):
-        record(self, lazy=os.environ.get("TORCH_GLOO_LAZY_INIT"), mark=os.environ.get("DISTLINT_CASE_MARK"))
+        record(
+            self,
+            lazy=os.environ.get("TORCH_GLOO_LAZY_INIT"),
+            mark=os.environ.get("DISTLINT_CASE_MARK"),
+        )

@@ -8,7 +8,10 @@ import torch.distributed as dist
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from torch.distributed.tensor import _random as dtensor_random
 from torch.testing._internal.distributed._tensor.common_dtensor import (
-    NUM_DEVICES, DTensorTestMixin, LocalDTensorContinuousTestBase, create_local_tensor_test_class,
+    NUM_DEVICES,
+    DTensorTestMixin,
+    LocalDTensorContinuousTestBase,
+    create_local_tensor_test_class,
 )
 
 from distlint.runtime import MultiProcContinuousTest
@@ -46,8 +49,13 @@ class DTensorHelpers(DTensorContinuousTest):
         self._test_op(mesh, torch.add, torch.ones(4), torch.ones(4))
         seen = []
         self.run_subtests({"value": [1, 2]}, lambda value: seen.append(value))
-        record(self, device_type=self.device_type, device_call=type(self).device_type(), subtests=seen,
-               world=dist.get_world_size())
+        record(
+            self,
+            device_type=self.device_type,
+            device_call=type(self).device_type(),
+            subtests=seen,
+            world=dist.get_world_size(),
+        )
 
     def test_random_op_leaves_a_tracker(self):
         # On CUDA meshes the first random DTensor op creates the tracker; CPU meshes have none,
@@ -76,7 +84,8 @@ class LocalSource(DTensorContinuousTest):
 
 # torch's own shape for a continuous class's local-tensor twin: every rank simulated in this process.
 LocalSourceWithLocalTensor = create_local_tensor_test_class(
-    LocalSource, base_class=LocalDTensorContinuousTestBase)
+    LocalSource, base_class=LocalDTensorContinuousTestBase
+)
 
 
 class FSDPHelpers(FSDPContinuousTest):

@@ -22,5 +22,7 @@ if __name__ == "__main__":
     report = sys.argv.pop(1)
     started = time.perf_counter()
     program = unittest.main(module=None, exit=False, testRunner=Runner)
-    junit_report.write(report, program.result.cases.values(), "unittest", time.perf_counter() - started)
+    junit_report.write(
+        report, program.result.cases.values(), "unittest", time.perf_counter() - started
+    )
     sys.exit(0 if program.result.wasSuccessful() else 1)
