@@ -30,7 +30,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable
 
 from suite_runtime import (
     CLASS_CONTINUOUS,
@@ -82,7 +82,7 @@ DTENSOR_METHOD = """
 """
 
 
-def fast_start_variants(torch_source: str) -> Dict[str, str]:
+def fast_start_variants(torch_source: str) -> dict[str, str]:
     """The torch per-test file with distlint's run_tests: in place, and imported first."""
     assert TORCH_RUN_TESTS in torch_source
     in_place = torch_source.replace(TORCH_RUN_TESTS, DISTLINT_RUN_TESTS)
@@ -90,7 +90,7 @@ def fast_start_variants(torch_source: str) -> Dict[str, str]:
     return {"in place": in_place, "first": first}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per variant (median reported)")
     parser.add_argument(
@@ -117,7 +117,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             path.write_text(textwrap.dedent(source))
             return path
 
-        results: Dict[int, Dict[str, list]] = {}
+        results: dict[int, dict[str, list]] = {}
         if 1 in cases:
             torch_source = suite_source(
                 HEADER_TORCH_PER_TEST, CLASS_TORCH_PER_TEST, TEST_METHOD, CLASSES, TESTS
@@ -139,7 +139,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 f"case 1: {CLASSES} classes x {TESTS} per-test tests, one all_reduce each",
                 file=sys.stderr,
             )
-            variants: Dict[str, Callable[[], object]] = {
+            variants: dict[str, Callable[[], object]] = {
                 name: (lambda path=path: run_file(path, env, expect, 3600))
                 for name, path in files.items()
             }

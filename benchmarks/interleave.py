@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Optional
 
 #: A variant: runs once; may return the CPU seconds of the part that counts (else its whole call counts).
 Variant = Callable[[], Optional[float]]
@@ -26,9 +26,9 @@ def whole(fn: Callable[[], object]) -> Variant:
     return run
 
 
-def interleaved_medians(variants: Dict[str, Variant], repeat: int) -> Dict[str, float]:
+def interleaved_medians(variants: dict[str, Variant], repeat: int) -> dict[str, float]:
     """Median CPU seconds per variant, every variant run once per repeat, order rotated."""
-    samples: Dict[str, List[float]] = {name: [] for name in variants}
+    samples: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
     for index in range(repeat):
         shift = index % len(names)

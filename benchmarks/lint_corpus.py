@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import random
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_SIZE, MAX_SIZE = 5_000, 60_000
@@ -426,11 +426,11 @@ def padded_fixture(rng: random.Random, target: int, source: str) -> str:
     return "".join(lines[:line]) + "".join(filler) + "\n" + "".join(lines[line:])
 
 
-def _room(parts: List[str], target: int) -> bool:
+def _room(parts: list[str], target: int) -> bool:
     return sum(map(len, parts)) < target
 
 
-def _add(parts: List[str], text: str) -> bool:
+def _add(parts: list[str], text: str) -> bool:
     """Append ``text`` unless the file would outgrow MAX_SIZE (the main block included)."""
     if sum(map(len, parts)) + len(text) > MAX_SIZE - 1_500:  # room for instantiate_...() and main
         return False
@@ -443,11 +443,11 @@ def _target_size(rng: random.Random) -> int:
     return int(min(MAX_SIZE - 2_000, max(MIN_SIZE + 500, rng.lognormvariate(9.55, 0.6))))
 
 
-def build_corpus(directory: Path, files: int, seed: int = 2) -> Dict[str, int]:
+def build_corpus(directory: Path, files: int, seed: int = 2) -> dict[str, int]:
     rng = random.Random(seed)
     fixtures = sorted(p for p in (ROOT / "fixtures").rglob("test_*.py"))
     fixture_sources = [p.read_text() for p in fixtures]
-    kinds: List[Tuple[str, float, Callable[[random.Random, int], str]]] = [
+    kinds: list[tuple[str, float, Callable[[random.Random, int], str]]] = [
         ("ordinary", 0.62, ordinary_file),
         ("per-test spawn", 0.20, per_test_spawn_file),
         ("continuous", 0.08, continuous_file),

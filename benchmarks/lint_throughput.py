@@ -54,9 +54,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -77,11 +78,9 @@ class Variant:
 
     label: str
     files: int
-    walls: List[float] = field(default_factory=list)
-    cpus: List[float] = field(default_factory=list)
-    compare_to: Optional[str] = (
-        BASELINE_LABEL  # the row whose median wall time "vs baseline" divides
-    )
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    compare_to: str | None = BASELINE_LABEL  # the row whose median wall time "vs baseline" divides
 
     def add(self, wall: float, cpu: float) -> None:
         self.walls.append(wall)
@@ -94,8 +93,8 @@ def _children_cpu() -> float:
 
 
 def timed_process(
-    command: Sequence[str], cwd: Path, env: Dict[str, str], ok: Tuple[int, ...]
-) -> Tuple[float, float, str]:
+    command: Sequence[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...]
+) -> tuple[float, float, str]:
     """Wall and CPU seconds (the process and every worker it reaped) and stdout of one run."""
     start, cpu_start = time.perf_counter(), _children_cpu()
     done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True)
@@ -107,7 +106,7 @@ def timed_process(
     return wall, cpu, done.stdout
 
 
-def snapshot_distlint(directory: Path) -> Dict[str, str]:
+def snapshot_distlint(directory: Path) -> dict[str, str]:
     """Copy distlint's package aside; the environment that runs that copy.
 
     Every run then measures the same code: the cache key includes a hash of distlint's
@@ -120,7 +119,7 @@ def snapshot_distlint(directory: Path) -> Dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(directory)}
 
 
-def corpus_files(root: Path, patterns: Sequence[str]) -> List[Path]:
+def corpus_files(root: Path, patterns: Sequence[str]) -> list[Path]:
     found = {p for pattern in patterns for p in root.rglob(pattern) if p.is_file()}
     return sorted(
         p
@@ -131,7 +130,7 @@ def corpus_files(root: Path, patterns: Sequence[str]) -> List[Path]:
     )
 
 
-def findings(json_output: str) -> Tuple[Tuple[str, int, int, str], ...]:
+def findings(json_output: str) -> tuple[tuple[str, int, int, str], ...]:
     """Every finding of a ``--format json`` run, comparable across runs (path, line, column, code)."""
     return tuple(
         sorted((f["path"], f["line"], f["column"], f["code"]) for f in json.loads(json_output))
@@ -144,10 +143,10 @@ class Bench:
     def __init__(
         self,
         corpus: Path,
-        paths: List[Path],
+        paths: list[Path],
         work: Path,
-        select: Optional[str],
-        other: Optional[Path] = None,
+        select: str | None,
+        other: Path | None = None,
     ) -> None:
         self.corpus, self.paths, self.work = corpus, paths, work
         self.env = snapshot_distlint(work / "snapshot")
@@ -156,17 +155,15 @@ class Bench:
         self.argfile.write_text("".join(f"{p}\n" for p in paths))
         self.cache = work / "cache"
         self.select = ("--select", select) if select else ()
-        self.variants: Dict[str, Variant] = {}
-        self.outputs: Dict[str, Tuple[Tuple[str, int, int, str], ...]] = {}
+        self.variants: dict[str, Variant] = {}
+        self.outputs: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
         self.baseline_messages: set = set()  # how many files the baseline reports, per run
-        self._libcst_files: Optional[List[Path]] = None
+        self._libcst_files: list[Path] | None = None
         self.floor_label = ""
         by_size = sorted(paths, key=lambda p: (p.stat().st_size, str(p)))
         self.single = {"median-size file": by_size[len(by_size) // 2], "largest file": by_size[-1]}
 
-    def variant(
-        self, label: str, files: int, compare_to: Optional[str] = BASELINE_LABEL
-    ) -> Variant:
+    def variant(self, label: str, files: int, compare_to: str | None = BASELINE_LABEL) -> Variant:
         return self.variants.setdefault(label, Variant(label, files, compare_to=compare_to))
 
     def baseline(self, target: str, label: str) -> None:
@@ -184,7 +181,7 @@ class Bench:
         target: str,
         *flags: str,
         compare_to: str = BASELINE_LABEL,
-        env: Optional[Dict[str, str]] = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         command = [
             sys.executable,
@@ -203,7 +200,7 @@ class Bench:
         if target.startswith("@"):
             self.outputs[label + f" #{len(self.variants[label].walls)}"] = findings(out)
 
-    def units(self) -> List[Tuple[str, Callable[[], None]]]:
+    def units(self) -> list[tuple[str, Callable[[], None]]]:
         """The interleaved units of one repeat (the cache fill and the warm run stay a pair)."""
         everything = f"@{self.argfile}"
 
@@ -284,7 +281,7 @@ class Bench:
             "floor: ast.parse every file (this process, 1 core)", len(self.paths), compare_to=None
         ).add(cpu, cpu)
 
-    def libcst_files(self) -> List[Path]:
+    def libcst_files(self) -> list[Path]:
         """The files distlint's screen cannot settle without libcst (the ones it parses twice)."""
         if self._libcst_files is None:
             from distlint.config import Config
@@ -333,7 +330,7 @@ class Bench:
                 )
             )
 
-    def table(self) -> List[str]:
+    def table(self) -> list[str]:
         rows = [
             "| run | files | wall s (median) | runs (wall s) | files/s | vs baseline | CPU s | CPU ms/file |",
             "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
@@ -358,7 +355,7 @@ class Bench:
         return rows
 
 
-def per_kind_costs(paths: List[Path], sample: int, select: Optional[str]) -> List[str]:
+def per_kind_costs(paths: list[Path], sample: int, select: str | None) -> list[str]:
     """Per file kind, CPU ms per file of the baseline's per-file logic and of distlint's linter (one
     process each, file by file alternately, so both see the same load); the last row weighs the
     kinds by their share of the corpus."""
@@ -366,7 +363,7 @@ def per_kind_costs(paths: List[Path], sample: int, select: Optional[str]) -> Lis
     from distlint.linter import lint_source
 
     config = Config.from_table({"select": [select]}) if select else Config()
-    by_kind: Dict[str, List[Path]] = {}
+    by_kind: dict[str, list[Path]] = {}
     for path in paths:
         parts = path.stem.split("_", 2)
         by_kind.setdefault(

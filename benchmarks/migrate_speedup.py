@@ -35,18 +35,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source  # noqa: E402
 from outcome_recorder import read_outcomes  # noqa: E402
+
+from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source  # noqa: E402
 
 RECORDER = ROOT / "tests" / "outcome_recorder.py"
 
@@ -130,7 +129,7 @@ def generate(case: str, tests: int) -> str:
     return header.format(tests=tests) + "".join(test.format(index=i) for i in range(tests)) + FOOTER
 
 
-def run_once(script: Path, tests: int, fast_start: bool = False) -> Tuple[float, float, str]:
+def run_once(script: Path, tests: int, fast_start: bool = False) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (this process's children: the run and its workers), a summary.
 
     Stops the benchmark unless the recorder's report lists ``tests`` tests, all passed.
@@ -171,7 +170,7 @@ def run_once(script: Path, tests: int, fast_start: bool = False) -> Tuple[float,
     return wall, cpu, summary
 
 
-def write_versions(work: Path, case: str, tests: int, runtimes: List[str]) -> Dict[str, Path]:
+def write_versions(work: Path, case: str, tests: int, runtimes: list[str]) -> dict[str, Path]:
     """The generated original and its migrations, one folder each; label -> file."""
     name = CASES[case][4]
     source = generate(case, tests).encode()
@@ -217,7 +216,7 @@ def main() -> int:
             f"whole-process runs (versions interleaved, order rotated), Python {sys.version.split()[0]}, "
             f"load average {os.getloadavg()[0]:.1f} at the start\n"
         )
-        samples: Dict[str, List[Tuple[float, float]]] = {label: [] for label in versions}
+        samples: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
         labels = list(versions)
         for repeat in range(args.repeat):  # a busy moment must not hit one version only
             shift = repeat % len(labels)

@@ -18,27 +18,26 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
+from interleave import interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
-from distlint.analysis.names import use_libcst_provider  # noqa: E402
 from distlint.analysis.external_bases import ExternalBases
+from distlint.analysis.names import use_libcst_provider  # noqa: E402
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
-from interleave import interleaved_medians, whole  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301", "DL302")
 
 
-def main(argv: List[str] = None) -> int:
+def main(argv: list[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "fixtures" / "pg")])
     parser.add_argument("--repeat", type=int, default=5)

@@ -28,23 +28,21 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
+from interleave import interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper  # noqa: E402
 
 from distlint.analysis.external_bases import ExternalBases
-
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
-from distlint.source import PreScreen  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
-from interleave import interleaved_medians, whole  # noqa: E402
+from distlint.source import PreScreen  # noqa: E402
 
 CODES = ("DL201", "DL202", "DL203", "DL301")
 
@@ -57,7 +55,7 @@ def _analysis(source: bytes, config: Config) -> float:
     return time.process_time() - start
 
 
-def main(argv: List[str] = None) -> int:
+def main(argv: list[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "fixtures")])
     parser.add_argument("--repeat", type=int, default=5)
@@ -70,7 +68,7 @@ def main(argv: List[str] = None) -> int:
     )
     rules = [rules_by_code()[code] for code in CODES]
     config = Config(select=("DL2", "DL3"))
-    through: Dict[str, int] = {code: 0 for code in CODES}
+    through: dict[str, int] = {code: 0 for code in CODES}
     totals = {"screen": 0.0, "parse": 0.0, "analysis": 0.0, "lint": 0.0, "analyze_module": 0.0}
     print(
         f"{'file':44} {'KB':>5} {'screen ms':>9} {'parse ms':>9} {'analysis ms':>11} {'lint ms':>8} "
@@ -79,7 +77,7 @@ def main(argv: List[str] = None) -> int:
     for path in files:
         source = path.read_bytes()
 
-        def screen() -> List[str]:
+        def screen() -> list[str]:
             prescreen = PreScreen(source, str(path))
             return [rule.code for rule in rules if rule.may_report(prescreen, config)]
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-from typing import Dict, List
 
 import libcst as cst
 import libcst.matchers as m
@@ -61,7 +60,7 @@ class MainBlockFinder(cst.CSTVisitor):
         return False  # like PyTorch's: the module's children are never visited
 
 
-def check_file(filename: str) -> List[Dict[str, object]]:
+def check_file(filename: str) -> list[dict[str, object]]:
     """The lint messages for one file: one when it has no main block that runs or raises."""
     with open(filename) as handle:
         source = handle.read()

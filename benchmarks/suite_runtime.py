@@ -31,7 +31,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 CLASSES, TESTS = 3, 8
@@ -159,13 +159,13 @@ def suite_source(header: str, class_template: str, method: str, classes: int, te
     return "".join(parts)
 
 
-def expected_tests(classes: int, tests: int) -> List[str]:
+def expected_tests(classes: int, tests: int) -> list[str]:
     return sorted(f"Suite{c}.test_{t:03d}" for c in range(classes) for t in range(tests))
 
 
 def run_file(
-    path: Path, env: Dict[str, str], expect: List[str], timeout: float
-) -> Tuple[float, Optional[float]]:
+    path: Path, env: dict[str, str], expect: list[str], timeout: float
+) -> tuple[float, float | None]:
     """Wall time of ``python path`` (and, for the table only, the runner's "Ran N tests in X s").
 
     The run counts only if it exited 0 and every expected test recorded that it
@@ -197,10 +197,10 @@ def run_file(
 
 
 def interleaved(
-    variants: Dict[str, Callable[[], object]], repeats: Dict[str, int]
-) -> Dict[str, list]:
+    variants: dict[str, Callable[[], object]], repeats: dict[str, int]
+) -> dict[str, list]:
     """Run every variant once per repeat, in turn (A B C, A B C, ...); each variant's results in order."""
-    results: Dict[str, list] = {name: [] for name in variants}
+    results: dict[str, list] = {name: [] for name in variants}
     for round_ in range(max(repeats.values())):
         for name, run in variants.items():
             if round_ < repeats[name]:
@@ -218,7 +218,7 @@ def median(values) -> float:
     return statistics.median(values)
 
 
-def dispatch_ms(probe: Path, module: Path, env: Dict[str, str]) -> Tuple[float, float]:
+def dispatch_ms(probe: Path, module: Path, env: dict[str, str]) -> tuple[float, float]:
     """Per-test dispatch (ms, measured inside the run after the first test) and whole-run wall of one run."""
     result = module.with_suffix(".json")
     result.unlink(missing_ok=True)
@@ -246,7 +246,7 @@ def dispatch_ms(probe: Path, module: Path, env: Dict[str, str]) -> Tuple[float, 
     return summary["ms_per_test"], wall
 
 
-def own_import_seconds(env: Dict[str, str]) -> float:
+def own_import_seconds(env: dict[str, str]) -> float:
     """distlint.runtime's cumulative import time when torch is already imported (python -X importtime)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import torch; import distlint.runtime"],
@@ -259,13 +259,13 @@ def own_import_seconds(env: Dict[str, str]) -> float:
     return int(line.split("|")[1]) / 1e6
 
 
-def import_time(statement: str, env: Dict[str, str]) -> float:
+def import_time(statement: str, env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", statement], env=env, check=True)
     return time.perf_counter() - start
 
 
-def table(rows: List[Tuple[str, ...]], header: Tuple[str, ...]) -> str:
+def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     line = lambda row: "| " + " | ".join(str(v).ljust(w) for v, w in zip(row, widths)) + " |"  # noqa: E731
     return "\n".join(
@@ -273,7 +273,7 @@ def table(rows: List[Tuple[str, ...]], header: Tuple[str, ...]) -> str:
     )
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per variant (median reported)")
     parser.add_argument(
@@ -334,12 +334,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             suite_source(HEADER_TORCH_CONTINUOUS, CLASS_CONTINUOUS, TRIVIAL_METHOD, 1, 201),
         )
 
-        results: Dict[str, list] = {}
+        results: dict[str, list] = {}
         if 1 in cases:
             print(
                 f"case 1: {CLASSES} classes x {TESTS} tests, one all_reduce each", file=sys.stderr
             )
-            variants: Dict[str, Callable[[], object]] = {
+            variants: dict[str, Callable[[], object]] = {
                 "distlint.runtime (fork server)": lambda: run_file(ours, env, expect, 600),
                 "distlint.runtime (DISTLINT_START_METHOD=spawn)": lambda: run_file(
                     ours, spawn_env, expect, 600
@@ -353,7 +353,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             counts["torch MultiProcessTestCase (per-test spawn)"] = per_test_repeats
             results = {name: runs for name, runs in interleaved(variants, counts).items() if runs}
 
-        dispatch: Dict[str, list] = {}
+        dispatch: dict[str, list] = {}
         if 2 in cases:
             print("case 2: per-test dispatch, 201 trivial tests", file=sys.stderr)
             probe = write("dispatch_probe.py", DISPATCH_PROBE)
@@ -366,7 +366,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             )
 
         import_repeats = max(5, repeats)
-        imports: Dict[str, list] = {}
+        imports: dict[str, list] = {}
         if 3 in cases:
             print("case 3: import time", file=sys.stderr)
             statements = {

@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -60,13 +59,13 @@ def main() -> int:
         build_corpus(project / "tests", args.files)
         (project / "pyproject.toml").write_text(PYPROJECT)
         env = snapshot_distlint(work / "snapshot")
-        versions: Dict[str, Dict[str, str]] = {"this tree": env}
+        versions: dict[str, dict[str, str]] = {"this tree": env}
         if args.other:
             versions["other (--other)"] = {**os.environ, "PYTHONPATH": str(args.other.resolve())}
         for version_env in versions.values():
             version_env.pop("PYTHONDONTWRITEBYTECODE", None)
 
-        def run(label: str) -> Tuple[float, float]:
+        def run(label: str) -> tuple[float, float]:
             cache = work / f"cache-{list(versions).index(label)}"
             command = [
                 sys.executable,
@@ -85,7 +84,7 @@ def main() -> int:
         time.sleep(2.5)
         for label in versions:
             run(label)
-        results: Dict[str, List[Tuple[float, float]]] = {label: [] for label in versions}
+        results: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
         for repeat in range(args.runs):
             order = list(versions) if repeat % 2 == 0 else list(reversed(versions))
             for label in order:

@@ -33,9 +33,9 @@ import os
 import sys
 import tempfile
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 import distlint
 from distlint.config import Config
@@ -59,7 +59,7 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@lru_cache(maxsize=None)
+@cache
 def source_fingerprint() -> str:
     """Hash of distlint's version, the Python version and distlint's own ``.py`` files."""
     digest = hashlib.blake2b(digest_size=20)
@@ -99,15 +99,15 @@ class Cache:
         self.entries = self.directory / f"v{ENTRY_FORMAT}"
         self.indexes = self.directory / f"v{ENTRY_FORMAT}-index"
         self._entries_text = str(self.entries)
-        self._settings: Dict[Config, str] = {}
+        self._settings: dict[Config, str] = {}
         #: The last config asked about and its key: a run has one config for most files, and
         #: hashing a frozen dataclass of tuples per file costs more than the rest of a warm lookup.
-        self._last_settings: Tuple[Optional[Config], str] = (None, "")
+        self._last_settings: tuple[Config | None, str] = (None, "")
         self._prepared = False
         #: Why an entry could not be written (read-only checkout...); the run goes on without.
-        self.write_failed: Optional[str] = None
+        self.write_failed: str | None = None
         #: settings key -> {absolute path + shown path: [stat or None, findings, error]} (loaded lazily).
-        self._indexes: Dict[str, Dict[str, List[Any]]] = {}
+        self._indexes: dict[str, dict[str, list[Any]]] = {}
         self._changed_indexes: set = set()
 
     # -- keys ----------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class Cache:
         return os.path.join(self._entries_text, name + ".json")
 
     # -- read ----------------------------------------------------------------------------
-    def load(self, path: str, key: str) -> Optional[FileResult]:
+    def load(self, path: str, key: str) -> FileResult | None:
         """The cached result for ``path`` under ``key``, or ``None`` (miss, stale or corrupt)."""
         try:
             with open(self._entry_path(path), "rb") as handle:
@@ -144,7 +144,7 @@ class Cache:
             return None
 
     # -- stat index -----------------------------------------------------------------------
-    def _index(self, settings: str) -> Dict[str, List[Any]]:
+    def _index(self, settings: str) -> dict[str, list[Any]]:
         index = self._indexes.get(settings)
         if index is None:
             try:
@@ -158,8 +158,8 @@ class Cache:
         return index
 
     def lookup_stat(
-        self, config: Config, path: str, absolute: str, stat: "FileStat"
-    ) -> Optional[FileResult]:
+        self, config: Config, path: str, absolute: str, stat: FileStat
+    ) -> FileResult | None:
         """The result recorded for ``path`` (``absolute``: its absolute path) if its stat is
         exactly the one recorded with it."""
         row = self._index(self.settings_key(config)).get(_index_name(path, absolute))
@@ -171,7 +171,7 @@ class Cache:
             return None
 
     def remember(
-        self, config: Config, path: str, absolute: str, stat: "FileStat", result: FileResult
+        self, config: Config, path: str, absolute: str, stat: FileStat, result: FileResult
     ) -> None:
         """Record ``result`` for ``path`` as it was when ``stat`` was taken (before its bytes were read)."""
         settings = self.settings_key(config)
@@ -253,7 +253,7 @@ class Cache:
         }
         self._write_atomically(self._entry_path(path), entry)
 
-    def _write_atomically(self, target: "str | Path", data: Any) -> None:
+    def _write_atomically(self, target: str | Path, data: Any) -> None:
         """Write ``data`` as JSON to ``target`` (temporary file in its folder, then rename)."""
         if self.write_failed is not None:
             return
@@ -280,7 +280,7 @@ class Cache:
 class FileStat(NamedTuple):
     """A file's ``stat`` as the index compares it, taken before the file is read."""
 
-    key: List[int]
+    key: list[int]
     #: The file last changed long enough before this stat that an edit after it reading
     #: cannot keep the same timestamps (see :data:`RACY_WINDOW_NS`).
     settled: bool
@@ -296,7 +296,7 @@ def file_stat(stat: os.stat_result) -> FileStat:
 _UNTRUSTED = [-1]
 
 
-def _recorded_dependencies(result: FileResult) -> Dict[str, Optional[List[int]]]:
+def _recorded_dependencies(result: FileResult) -> dict[str, list[int] | None]:
     """``result.depends_on`` as stored: a file that changed within :data:`RACY_WINDOW_NS` of
     now gets a key no stat matches (an edit within the timestamp granularity could keep its stat)."""
     now = time.time_ns()
@@ -306,13 +306,13 @@ def _recorded_dependencies(result: FileResult) -> Dict[str, Optional[List[int]]]
     }
 
 
-def dependencies_unchanged(depends: Dict[str, Optional[List[int]]]) -> bool:
+def dependencies_unchanged(depends: dict[str, list[int] | None]) -> bool:
     """Whether every file a result depends on has the stat recorded (or is still absent)."""
     if not isinstance(depends, dict):
         return False  # a malformed entry: a miss
     for path, key in depends.items():
         try:
-            current: Optional[List[int]] = stat_key(os.stat(path))
+            current: list[int] | None = stat_key(os.stat(path))
         except OSError:
             current = None
         if current != key:
@@ -325,14 +325,14 @@ def _index_name(path: str, absolute: str) -> str:
     return f"{absolute}\0{path}"
 
 
-def _finding_rows(result: FileResult) -> List[List[Any]]:
+def _finding_rows(result: FileResult) -> list[list[Any]]:
     return [
         [f.line, f.col, f.code, f.name, f.message, f.fixable, f.end_line, f.end_col]
         for f in result.findings
     ]
 
 
-def _result(path: str, rows: List[List[Any]], error: Any, depends: Any) -> FileResult:
+def _result(path: str, rows: list[list[Any]], error: Any, depends: Any) -> FileResult:
     """A stored result back (``ValueError``/``TypeError`` for a malformed one)."""
     if error is not None and not isinstance(error, str):
         raise TypeError("malformed error")

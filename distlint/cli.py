@@ -22,8 +22,9 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Optional, Sequence, TextIO
+from typing import TextIO
 
 import distlint
 from distlint.config import ConfigError, Overrides
@@ -34,7 +35,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 PROGRESS_AFTER_S = 1.0
 
 
-def _codes(values: Optional[List[str]]) -> Optional[List[str]]:
+def _codes(values: list[str] | None) -> list[str] | None:
     """``--select DL1,DL201 --select DL3`` -> ``["DL1", "DL201", "DL3"]`` (upper-cased)."""
     if values is None:
         return None
@@ -150,7 +151,7 @@ def _wants_migrate(argv: Sequence[str]) -> bool:
     return bool(positional) and positional[0] == "migrate"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(with_migrate=_wants_migrate(argv)).parse_args(argv)
     try:

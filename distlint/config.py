@@ -10,10 +10,11 @@ import fnmatch
 import os
 import re
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,35 +33,35 @@ class Config:
     """Every setting distlint reads. Field names are the kebab-case keys with ``_``."""
 
     #: Codes or prefixes to enable (empty: every rule that is on by default).
-    select: Tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
     #: Codes or prefixes to disable (applied after ``select``).
-    ignore: Tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     #: ``(glob, codes)`` pairs: codes ignored in files matching the glob.
-    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: File-name globs of test files found by directory discovery.
-    include: Tuple[str, ...] = ("test_*.py", "*_test.py")
+    include: tuple[str, ...] = ("test_*.py", "*_test.py")
     #: Globs (matched against path components and relative paths) never checked by discovery.
-    exclude: Tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     #: Callables that run a module's tests: bare names or dotted qualified names.
-    runners: Tuple[str, ...] = ("run_tests",)
+    runners: tuple[str, ...] = ("run_tests",)
     #: When a main block is required: "auto" (modules importing a runner), "always", "never".
     require_main: str = "auto"
     #: Extra base classes whose tests spawn processes per test (qualified or bare names).
-    per_test_bases: Tuple[str, ...] = ()
+    per_test_bases: tuple[str, ...] = ()
     #: Extra base classes that keep one PG for the whole class.
-    continuous_bases: Tuple[str, ...] = ()
+    continuous_bases: tuple[str, ...] = ()
     #: Extra helper names (methods/functions) known to create a PG.
-    pg_helpers: Tuple[str, ...] = ()
+    pg_helpers: tuple[str, ...] = ()
     #: Extra decorators known to create a PG around a test.
-    pg_decorators: Tuple[str, ...] = ()
+    pg_decorators: tuple[str, ...] = ()
     #: Where the config came from (for messages); not a user key.
-    source: Optional[str] = field(default=None, compare=False)
+    source: str | None = field(default=None, compare=False)
 
     # -- construction ------------------------------------------------------------------
     @classmethod
     def from_table(
-        cls, table: Mapping[str, Any], source: str = "<config>", base: Optional["Config"] = None
-    ) -> "Config":
+        cls, table: Mapping[str, Any], source: str = "<config>", base: Config | None = None
+    ) -> Config:
         """Validate a ``[tool.distlint]`` table (kebab-case keys) on top of ``base``."""
         known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
         values: dict = {}
@@ -81,7 +82,7 @@ class Config:
 
     # -- queries -----------------------------------------------------------------------
     def enabled_codes(
-        self, all_codes: Iterable[Tuple[str, bool]], path: Optional[str] = None
+        self, all_codes: Iterable[tuple[str, bool]], path: str | None = None
     ) -> frozenset:
         """Codes enabled for ``path`` from ``(code, default_enabled)`` pairs."""
         enabled = set()
@@ -116,7 +117,7 @@ def path_matches(path: str, glob: str) -> bool:
     return any(fnmatch.fnmatch(str(PurePosixPath(*parts[i:])), glob) for i in range(1, len(parts)))
 
 
-def globs_matcher(globs: Tuple[str, ...]) -> Callable[[str], bool]:
+def globs_matcher(globs: tuple[str, ...]) -> Callable[[str], bool]:
     """``lambda path: any(path_matches(path, glob) for glob in globs)``, compiled once.
 
     For the usual path (relative, no empty or ``.`` parts) a single regular expression
@@ -127,8 +128,8 @@ def globs_matcher(globs: Tuple[str, ...]) -> Callable[[str], bool]:
     return _compiled_globs(tuple(globs))
 
 
-@lru_cache(maxsize=None)
-def _compiled_globs(globs: Tuple[str, ...]) -> Callable[[str], bool]:
+@cache
+def _compiled_globs(globs: tuple[str, ...]) -> Callable[[str], bool]:
     if not globs:
         return lambda path: False
     if os.sep != "/":  # pragma: no cover - Windows: the general path
@@ -192,7 +193,7 @@ def _check_codes(key: str, codes: Sequence[str], source: str) -> Sequence[str]:
     return codes
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
+def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` (a file or directory)."""
     here = start.resolve()
     if not here.is_dir():
@@ -236,11 +237,11 @@ class Overrides:
     ``per-file-ignores`` always apply.
     """
 
-    select: Optional[Tuple[str, ...]] = None
-    ignore: Tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
 
     def apply(self, config: Config) -> Config:
-        changes: Dict[str, Any] = {}
+        changes: dict[str, Any] = {}
         if self.select is not None:
             changes["select"] = tuple(self.select)
             changes["ignore"] = tuple(self.ignore)
@@ -249,7 +250,7 @@ class Overrides:
         return replace(config, **changes) if changes else config
 
     @staticmethod
-    def validate_codes(option: str, codes: Sequence[str]) -> Tuple[str, ...]:
+    def validate_codes(option: str, codes: Sequence[str]) -> tuple[str, ...]:
         """Check command-line codes like the config keys (raises :class:`ConfigError`)."""
         for code in codes:
             if not _is_code(code):
@@ -265,7 +266,7 @@ class ResolvedConfig:
 
     config: Config
     #: Directory of the ``pyproject.toml`` the config came from (``None``: no pyproject).
-    root: Optional[Path]
+    root: Path | None
 
 
 class ConfigResolver:
@@ -275,11 +276,11 @@ class ConfigResolver:
     file belongs to is the one its path shows. Each ``pyproject.toml`` is read once.
     """
 
-    def __init__(self, overrides: Optional[Overrides] = None) -> None:
+    def __init__(self, overrides: Overrides | None = None) -> None:
         self.overrides = overrides or Overrides()
-        self._by_directory: Dict[Path, ResolvedConfig] = {}
-        self._by_pyproject: Dict[Path, ResolvedConfig] = {}
-        self._default: Optional[ResolvedConfig] = None
+        self._by_directory: dict[Path, ResolvedConfig] = {}
+        self._by_pyproject: dict[Path, ResolvedConfig] = {}
+        self._default: ResolvedConfig | None = None
 
     def for_directory(self, directory: Path) -> ResolvedConfig:
         directory = Path(os.path.abspath(directory))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ def is_string_statement(statement: cst.BaseStatement) -> bool:
     )
 
 
-def docstring_statement(body: Sequence[cst.BaseStatement]) -> Optional[cst.BaseStatement]:
+def docstring_statement(body: Sequence[cst.BaseStatement]) -> cst.BaseStatement | None:
     """The docstring of a module, class or function body: its first statement, if a string."""
     if body and is_string_statement(body[0]):
         return body[0]
@@ -41,9 +41,9 @@ class NodeIndex(cst.CSTVisitor):
 
     def __init__(self, root: cst.CSTNode) -> None:
         super().__init__()
-        self.nodes: Dict[int, cst.CSTNode] = {}
-        self.parents: Dict[int, int] = {}
-        self._stack: List[int] = []
+        self.nodes: dict[int, cst.CSTNode] = {}
+        self.parents: dict[int, int] = {}
+        self._stack: list[int] = []
         root.visit(self)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -59,8 +59,8 @@ class NodeIndex(cst.CSTVisitor):
 
     def ancestry(self, key: int) -> Sequence[int]:
         """``key`` and the ids of every node above it, nearest first."""
-        chain: List[int] = []
-        cursor: Optional[int] = key
+        chain: list[int] = []
+        cursor: int | None = key
         while cursor is not None:
             chain.append(cursor)
             cursor = self.parents.get(cursor)
@@ -70,7 +70,7 @@ class NodeIndex(cst.CSTVisitor):
 class ReplaceNodes(cst.CSTTransformer):
     """Replaces nodes by identity: ``{id(node): replacement}`` (a node, ``RemoveFromParent()``...)."""
 
-    def __init__(self, replacements: Dict[int, object]) -> None:
+    def __init__(self, replacements: dict[int, object]) -> None:
         super().__init__()
         self.replacements = replacements
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import NamedTuple
 
 from distlint.config import Config, ConfigResolver, ResolvedConfig, globs_matcher
 
@@ -43,7 +44,7 @@ SKIP_DIRECTORIES = frozenset(
     }
 )
 
-_Identity = Tuple[int, int]
+_Identity = tuple[int, int]
 
 
 class Target(NamedTuple):
@@ -53,7 +54,7 @@ class Target(NamedTuple):
     path: str
     config: Config
     #: Directory of the pyproject.toml the config came from, if any.
-    root: Optional[Path]
+    root: Path | None
     #: ``os.path.abspath(path)``, computed once by discovery (the cache keys its index by it).
     absolute: str
     #: The ``stat`` discovery took of the file (before anything read it): the cache's index
@@ -78,8 +79,8 @@ class Diagnostic:
 
 @dataclass
 class Discovery:
-    targets: List[Target] = field(default_factory=list)
-    diagnostics: List[Diagnostic] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def is_virtualenv(directory: str) -> bool:
@@ -142,8 +143,8 @@ class _Walker:
         self.resolver = resolver
         self.result = result
         self.cwd = os.getcwd()
-        self.seen_files: Set[_Identity] = set()
-        self.walked: Set[_Identity] = set()
+        self.seen_files: set[_Identity] = set()
+        self.walked: set[_Identity] = set()
 
     def add_file(
         self, path: str, absolute: str, info: os.stat_result, resolved: ResolvedConfig
@@ -156,7 +157,7 @@ class _Walker:
         return True
 
     def walk(
-        self, directory: str, absolute: str, identity: _Identity, ancestors: Tuple[_Identity, ...]
+        self, directory: str, absolute: str, identity: _Identity, ancestors: tuple[_Identity, ...]
     ) -> int:
         """Add the test files under ``directory`` (``absolute``: its normalised absolute path);
         return how many were added."""

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable
 
 from distlint.cache import CACHE_DIRECTORY_NAME, Cache, FileStat, content_digest, file_stat
 from distlint.config import Config, ConfigResolver, Overrides
@@ -45,11 +46,11 @@ class CheckOptions:
     want_fixes: bool = False
     overrides: Overrides = field(default_factory=Overrides)
     #: Worker processes (``None``: the CPU count).
-    jobs: Optional[int] = None
+    jobs: int | None = None
     use_cache: bool = True
     #: Where the cache lives (``None``: ``.distlint_cache`` at the project root).
-    cache_dir: Optional[Path] = None
-    progress: Optional[ProgressCallback] = None
+    cache_dir: Path | None = None
+    progress: ProgressCallback | None = None
 
 
 @dataclass
@@ -60,42 +61,42 @@ class FileOutcome:
     #: Findings to report (in "fix" mode: those left after fixing) and the file's error.
     result: FileResult
     #: The file's bytes before and after its fixes (only for files with a fix).
-    original: Optional[bytes] = None
-    fixed: Optional[bytes] = None
+    original: bytes | None = None
+    fixed: bytes | None = None
     fixed_count: int = 0
     #: Whether the fixed bytes were written to the file.
     written: bool = False
     #: A one-line error about fixing or writing this file.
-    fix_error: Optional[str] = None
+    fix_error: str | None = None
     #: A bug in distlint (not in the file) stopped this file's check.
     internal_error: bool = False
     from_cache: bool = False
     #: In "fix" mode, the findings before fixing (reported again if the write fails).
-    unfixed: Optional[FileResult] = None
+    unfixed: FileResult | None = None
 
     @property
-    def findings(self) -> List[Finding]:
+    def findings(self) -> list[Finding]:
         return self.result.findings
 
     @property
-    def errors(self) -> List[str]:
+    def errors(self) -> list[str]:
         return [e for e in (self.result.error, self.fix_error) if e]
 
 
 @dataclass
 class CheckReport:
-    outcomes: List[FileOutcome]
-    diagnostics: List[Diagnostic]
+    outcomes: list[FileOutcome]
+    diagnostics: list[Diagnostic]
     cache_hits: int = 0
     #: Worker processes used (0: everything ran in this process).
     workers: int = 0
 
     @property
-    def findings(self) -> List[Finding]:
+    def findings(self) -> list[Finding]:
         return [finding for outcome in self.outcomes for finding in outcome.findings]
 
     @property
-    def file_errors(self) -> List[str]:
+    def file_errors(self) -> list[str]:
         return [error for outcome in self.outcomes for error in outcome.errors]
 
     @property
@@ -122,10 +123,10 @@ class _Task:
 class _TaskResult:
     path: str
     first: FileResult
-    fixed: Optional[bytes] = None
-    remaining: Optional[List[Finding]] = None
+    fixed: bytes | None = None
+    remaining: list[Finding] | None = None
     fixed_count: int = 0
-    fix_error: Optional[str] = None
+    fix_error: str | None = None
     internal_error: bool = False
 
 
@@ -179,12 +180,12 @@ def _pool_context():  # -> multiprocessing.context.BaseContext (imported only wh
 
 
 def _run_tasks(
-    tasks: List[_Task], jobs: int, progress: Optional[ProgressCallback]
-) -> Tuple[List[_TaskResult], int]:
+    tasks: list[_Task], jobs: int, progress: ProgressCallback | None
+) -> tuple[list[_TaskResult], int]:
     """Run ``tasks``; return the results and how many worker processes were used."""
     total = len(tasks)
     workers = min(jobs, total // MIN_FILES_PER_WORKER) if total >= MIN_FILES_FOR_POOL else 1
-    results: List[_TaskResult] = []
+    results: list[_TaskResult] = []
     if workers <= 1:
         for task in tasks:
             results.append(_check_one(task))
@@ -264,7 +265,7 @@ def _is_within(path: str, directory: Path) -> bool:
         return False
 
 
-def _read(target: Target) -> Tuple[Optional[bytes], Optional[str]]:
+def _read(target: Target) -> tuple[bytes | None, str | None]:
     try:
         with open(target.path, "rb") as handle:
             return handle.read(), None
@@ -274,7 +275,7 @@ def _read(target: Target) -> Tuple[Optional[bytes], Optional[str]]:
         return None, f"{target.path}: error: cannot read: {exc.strerror or exc}"
 
 
-def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> CheckReport:
+def check(options: CheckOptions, resolver: ConfigResolver | None = None) -> CheckReport:
     """Check (and maybe fix) the files under ``options.paths``.
 
     Raises :class:`distlint.config.ConfigError` for a bad configuration.
@@ -283,18 +284,18 @@ def check(options: CheckOptions, resolver: Optional[ConfigResolver] = None) -> C
         raise ValueError(f"unknown mode {options.mode!r}")
     resolver = resolver or ConfigResolver(options.overrides)
     found = discover(options.paths, resolver)
-    cache: Optional[Cache] = None
+    cache: Cache | None = None
     if options.use_cache:
         cache = Cache(
             options.cache_dir or cache_root(options.paths, resolver) / CACHE_DIRECTORY_NAME
         )
     want_fix = options.mode in ("fix", "diff") or options.want_fixes
 
-    outcomes: Dict[str, FileOutcome] = {}
-    tasks: List[_Task] = []
-    keys: Dict[str, str] = {}
-    sources: Dict[str, bytes] = {}
-    stats: Dict[str, FileStat] = {}
+    outcomes: dict[str, FileOutcome] = {}
+    tasks: list[_Task] = []
+    keys: dict[str, str] = {}
+    sources: dict[str, bytes] = {}
+    stats: dict[str, FileStat] = {}
     hits = 0
     for target in found.targets:
         if cache is not None:
@@ -373,7 +374,7 @@ def _outcome(result: _TaskResult, source: bytes, mode: str) -> FileOutcome:
     return outcome
 
 
-def _write_fixes(outcomes, targets: Dict[str, Target], cache: Optional[Cache]) -> None:
+def _write_fixes(outcomes, targets: dict[str, Target], cache: Cache | None) -> None:
     from distlint.safe_write import WriteError, write_python_atomically
 
     for outcome in outcomes:

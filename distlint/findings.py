@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 
 @dataclass(frozen=True)
@@ -32,16 +31,16 @@ class Finding:
 @dataclass
 class FileResult:
     path: str
-    findings: List[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     #: A one-line ``path: error: ...`` message when the file could not be checked.
-    error: Optional[str] = None
+    error: str | None = None
     #: Other files the result depends on (the modules bases from elsewhere come from): absolute
     #: path -> stat key (mtime, ctime, size, inode), None where no file was. The cache trusts
     #: the result only while each of them is as recorded.
-    depends_on: Dict[str, Optional[List[int]]] = field(default_factory=dict)
+    depends_on: dict[str, list[int] | None] = field(default_factory=dict)
 
 
-def stat_key(stat: os.stat_result) -> List[int]:
+def stat_key(stat: os.stat_result) -> list[int]:
     """What identifies a file's version without reading it: mtime, ctime, size, inode (the cache's
     index compares it for linted files, ``FileResult.depends_on`` records it for the others)."""
     return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]

@@ -8,8 +8,9 @@ codemod all collect the imports they need and the ones they made unused in an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 # run without fixes never needs it (BENCHMARKS.md, "Where the time goes").
 
 #: ``(module, obj, asname)``, as ``RemoveImportsVisitor`` schedules them.
-_Scheduled = Tuple[str, Optional[str], Optional[str]]
+_Scheduled = tuple[str, Optional[str], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,8 @@ class ImportSpec:
     """An import: ``import module [as asname]`` or ``from module import obj [as asname]``."""
 
     module: str
-    obj: Optional[str] = None
-    asname: Optional[str] = None
+    obj: str | None = None
+    asname: str | None = None
 
 
 class ImportChanges:
@@ -39,20 +40,20 @@ class ImportChanges:
     removed nodes referred to; it must wrap the module those nodes belong to.
     """
 
-    def __init__(self, wrapper: "Optional[MetadataWrapper]" = None) -> None:
+    def __init__(self, wrapper: MetadataWrapper | None = None) -> None:
         from libcst.codemod import CodemodContext
 
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
 
-    def add(self, spec: ImportSpec) -> "ImportChanges":
+    def add(self, spec: ImportSpec) -> ImportChanges:
         """Add the import unless the module already has it (``from`` lines are reused)."""
         from libcst.codemod.visitors import AddImportsVisitor
 
         AddImportsVisitor.add_needed_import(self._additions, spec.module, spec.obj, spec.asname)
         return self
 
-    def remove_if_unused(self, spec: ImportSpec) -> "ImportChanges":
+    def remove_if_unused(self, spec: ImportSpec) -> ImportChanges:
         """Remove the import if nothing in the edited module uses it any more."""
         from libcst.codemod.visitors import RemoveImportsVisitor
 
@@ -61,14 +62,14 @@ class ImportChanges:
         )
         return self
 
-    def remove_used_by(self, node: "cst.CSTNode") -> "ImportChanges":
+    def remove_used_by(self, node: cst.CSTNode) -> ImportChanges:
         """Remove the imports ``node`` (a node that the edit drops) used, if nothing else uses them."""
         from libcst.codemod.visitors import RemoveImportsVisitor
 
         RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
         return self
 
-    def apply(self, module: "cst.Module") -> "cst.Module":
+    def apply(self, module: cst.Module) -> cst.Module:
         """``module`` with the additions made, then the unused removals."""
         from libcst.codemod import CodemodContext
         from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -76,7 +77,7 @@ class ImportChanges:
 
         if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
             module = module.visit(AddImportsVisitor(self._additions))
-        scheduled: List[_Scheduled] = self._removals.scratch.get(
+        scheduled: list[_Scheduled] = self._removals.scratch.get(
             RemoveImportsVisitor.CONTEXT_KEY, []
         )
         for batch in _removal_batches(list(dict.fromkeys(scheduled))):
@@ -88,7 +89,7 @@ class ImportChanges:
         return module
 
 
-def add_imports(module: "cst.Module", imports: Sequence[ImportSpec]) -> "cst.Module":
+def add_imports(module: cst.Module, imports: Sequence[ImportSpec]) -> cst.Module:
     """``module`` with ``imports`` added (those it already has are not repeated)."""
     changes = ImportChanges()
     for spec in imports:
@@ -96,14 +97,14 @@ def add_imports(module: "cst.Module", imports: Sequence[ImportSpec]) -> "cst.Mod
     return changes.apply(module)
 
 
-def _removal_batches(scheduled: List[_Scheduled]) -> List[List[_Scheduled]]:
+def _removal_batches(scheduled: list[_Scheduled]) -> list[list[_Scheduled]]:
     """Split scheduled import removals so no batch holds two aliases of one module.
 
     ``RemoveImportsVisitor`` keeps one alias per module for ``import a.b as x`` removals,
     and test files often import the same module twice (``import torch.distributed as
     c10d`` and ``... as dist``): each alias gets its own pass.
     """
-    batches: List[List[_Scheduled]] = []
+    batches: list[list[_Scheduled]] = []
     for item in scheduled:
         module, obj, _ = item
         for batch in batches:

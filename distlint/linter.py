@@ -13,9 +13,9 @@ the rules that run, and positions only for files with a report.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -44,16 +44,16 @@ MAX_FIX_PASSES = 8
 
 
 def enabled_rules(
-    config: Config, path: str, rules: Optional[Sequence[Type[LintRule]]] = None
-) -> List[Type[LintRule]]:
+    config: Config, path: str, rules: Sequence[type[LintRule]] | None = None
+) -> list[type[LintRule]]:
     rules = all_rules() if rules is None else rules
     codes = config.enabled_codes(((r.code, r.default_enabled) for r in rules), path)
     return [rule for rule in rules if rule.code in codes]
 
 
 def _run_rules(
-    module: cst.Module, path: str, config: Config, rules: Sequence[Type[LintRule]]
-) -> Tuple[FileContext, List[Report]]:
+    module: cst.Module, path: str, config: Config, rules: Sequence[type[LintRule]]
+) -> tuple[FileContext, list[Report]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = FileContext(path, config, wrapper)
     instances = [rule(context) for rule in rules]
@@ -88,8 +88,8 @@ def _suppressed(line_text: str, code: str) -> bool:
 
 
 def _locate(
-    wrapper: MetadataWrapper, reports: List[Report], path: str, text: str
-) -> List[Optional[Finding]]:
+    wrapper: MetadataWrapper, reports: list[Report], path: str, text: str
+) -> list[Finding | None]:
     """Findings for ``reports`` in the same order; ``None`` for a suppressed report (``text``:
     the decoded source the module was parsed from)."""
     if not reports:
@@ -98,7 +98,7 @@ def _locate(
     # PositionProvider would cost twice the parse.
     spans = node_spans(wrapper.module, [report.node for report in reports], text)
     lines = source_lines(text)
-    located: List[Optional[Finding]] = []
+    located: list[Finding | None] = []
     for report in reports:
         start_line, start_col, end_line, end_col = spans[report.node]
         line, col = start_line, start_col + 1
@@ -125,8 +125,8 @@ def _locate(
 
 
 def screen_rules(
-    source: bytes, path: str, rules: Sequence[Type[LintRule]], config: Config
-) -> List[Type[LintRule]]:
+    source: bytes, path: str, rules: Sequence[type[LintRule]], config: Config
+) -> list[type[LintRule]]:
     """The rules that may report in this file according to the cheap pre-screen."""
     screen = PreScreen(source, path)
     return [rule for rule in rules if rule.may_report(screen, config)]
@@ -136,9 +136,9 @@ def lint_source(
     source: bytes,
     path: str,
     config: Config,
-    rules: Optional[Sequence[Type[LintRule]]] = None,
+    rules: Sequence[type[LintRule]] | None = None,
     prescreen: bool = True,
-    screened: Optional[Screened] = None,
+    screened: Screened | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the enabled ``rules`` (default: all rules).
 
@@ -168,7 +168,7 @@ def lint_source(
 # -- fixes ---------------------------------------------------------------------------------
 
 
-def _non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> List[Fix]:
+def _non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> list[Fix]:
     """Fixes whose edited nodes neither coincide nor nest; the rest wait for the next pass."""
     index = NodeIndex(module)
     taken: set = set()
@@ -202,20 +202,20 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
 class FixResult:
     path: str
     #: The fixed bytes (``None`` when nothing changed or the file could not be fixed).
-    fixed: Optional[bytes]
+    fixed: bytes | None
     #: Findings left after fixing (those without a fix, or suppressed by a failure).
-    remaining: List[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)
     #: How many reports were fixed.
     fixed_count: int = 0
-    error: Optional[str] = None
+    error: str | None = None
 
 
 def fix_source(
     source: bytes,
     path: str,
     config: Config,
-    rules: Optional[Sequence[Type[LintRule]]] = None,
-    first: Optional[FileResult] = None,
+    rules: Sequence[type[LintRule]] | None = None,
+    first: FileResult | None = None,
 ) -> FixResult:
     """Apply fixes until a fixed point (at most ``MAX_FIX_PASSES`` passes).
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
-
-from distlint.analysis.walk import code_children
 
 # libcst's code generation state and ``Module._codegen`` are not public: there is no public
 # way to get a few nodes' positions without PositionProvider's whole-module cost.
 # pyproject.toml pins libcst to the versions that tests/test_engine.py has compared with
 # PositionProvider, node by node, on every fixture.
 from libcst._nodes.internal import CodegenState
+
+from distlint.analysis.walk import code_children
 
 # -- positions ---------------------------------------------------------------------------------
 # libcst's ``PositionProvider`` builds a ``CodeRange`` for every node of the module, with
@@ -36,7 +36,7 @@ from libcst._nodes.internal import CodegenState
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 #: ``(start_line, start_column, end_line, end_column)``: lines 1-based, columns 0-based.
-Span = Tuple[int, int, int, int]
+Span = tuple[int, int, int, int]
 
 
 @dataclass
@@ -44,8 +44,8 @@ class _OffsetCodegenState(CodegenState):
     offset: int = 0
     #: ``id(node)`` -> its (start, end) offsets. Keyed by id: a libcst node's ``__hash__`` is
     #: Python code, and code generation records every node of what it generates.
-    ranges: Dict[int, Tuple[int, int]] = field(default_factory=dict)
-    stack: List[int] = field(default_factory=list)
+    ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
+    stack: list[int] = field(default_factory=list)
     popped: str = ""
 
     def add_indent_tokens(self) -> None:
@@ -76,9 +76,9 @@ class _OffsetCodegenState(CodegenState):
         self,
         node: cst.CSTNode,
         *,
-        start_node: Optional[cst.CSTNode] = None,
-        end_node: Optional[cst.CSTNode] = None,
-    ) -> "_SyntacticRange":
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _SyntacticRange:
         return _SyntacticRange(self, node, start_node, end_node)
 
 
@@ -92,8 +92,8 @@ class _SyntacticRange:
         self,
         state: _OffsetCodegenState,
         node: cst.CSTNode,
-        start_node: Optional[cst.CSTNode],
-        end_node: Optional[cst.CSTNode],
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
     ) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
@@ -110,21 +110,21 @@ class _SyntacticRange:
         state.ranges[id(self.node)] = (start, end)
 
 
-def _line_starts(code: str) -> List[int]:
+def _line_starts(code: str) -> list[int]:
     """Offset of the first character of every line after the first."""
     return [match.end() for match in _NEWLINE.finditer(code)]
 
 
 def _spans(
-    ranges: Dict[int, Tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str, base: int = 0
-) -> Dict[cst.CSTNode, Span]:
+    ranges: dict[int, tuple[int, int]], wanted: Iterable[cst.CSTNode], code: str, base: int = 0
+) -> dict[cst.CSTNode, Span]:
     line_starts = _line_starts(code)
 
-    def line_column(offset: int) -> Tuple[int, int]:
+    def line_column(offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(line_starts, offset)
         return index + 1, offset - (line_starts[index - 1] if index else 0)
 
-    spans: Dict[cst.CSTNode, Span] = {}
+    spans: dict[cst.CSTNode, Span] = {}
     for node in wanted:
         start, end = ranges[id(node)]
         spans[node] = (*line_column(base + start), *line_column(base + end))
@@ -140,8 +140,8 @@ def _codegen(node: cst.CSTNode, module: cst.Module) -> _OffsetCodegenState:
 
 
 def node_spans(
-    module: cst.Module, nodes: Iterable[cst.CSTNode], code: Optional[str] = None
-) -> Dict[cst.CSTNode, Span]:
+    module: cst.Module, nodes: Iterable[cst.CSTNode], code: str | None = None
+) -> dict[cst.CSTNode, Span]:
     """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them.
 
     ``code``, when given, must be ``module``'s code (the decoded source it was parsed from):
@@ -158,8 +158,8 @@ def node_spans(
 
 
 def _spans_by_statement(
-    module: cst.Module, wanted: List[cst.CSTNode], code: str
-) -> Optional[Dict[cst.CSTNode, Span]]:
+    module: cst.Module, wanted: list[cst.CSTNode], code: str
+) -> dict[cst.CSTNode, Span] | None:
     """The spans from code generation of only the top-level statements that hold ``wanted``
     nodes; ``None`` where that cannot be sure (then the whole module is generated).
 
@@ -171,7 +171,7 @@ def _spans_by_statement(
     line without its newline), makes the caller fall back to the whole module.
     """
     remaining = {id(node) for node in wanted}
-    ranges: Dict[int, Tuple[int, int]] = {}
+    ranges: dict[int, tuple[int, int]] = {}
     if id(module) in remaining:
         remaining.discard(id(module))
         if not module.has_trailing_newline:
@@ -196,7 +196,7 @@ def _spans_by_statement(
     return _spans(ranges, wanted, code)
 
 
-def _holds_any(statement: cst.CSTNode, ids: Set[int]) -> bool:
+def _holds_any(statement: cst.CSTNode, ids: set[int]) -> bool:
     """Whether ``statement`` or a node below it is one of ``ids``."""
     stack = [statement]
     while stack:

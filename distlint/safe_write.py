@@ -11,7 +11,6 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Union
 
 from distlint.source import verify_python
 
@@ -20,7 +19,7 @@ class WriteError(Exception):
     """The file was not written; ``str()`` is a one-line ``path: error: ...`` message."""
 
 
-def write_python_atomically(path: Union[str, Path], content: bytes) -> None:
+def write_python_atomically(path: str | Path, content: bytes) -> None:
     """Replace ``path`` with ``content`` after checking that ``content`` is valid Python."""
     target = Path(path)
     try:

@@ -10,8 +10,9 @@ files are all settled here never imports libcst (a one-file check costs ~one ``a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING
 
 from distlint.findings import FileResult
 from distlint.screens import RULE_SCREENS
@@ -30,17 +31,17 @@ class Screened:
 
     path: str
     #: The file's result when no rule needs to run (no finding, or the file's error).
-    result: Optional[FileResult] = None
+    result: FileResult | None = None
     text: str = ""
-    codes: Tuple[str, ...] = ()
-    screen: Optional[PreScreen] = field(default=None, repr=False)
+    codes: tuple[str, ...] = ()
+    screen: PreScreen | None = field(default=None, repr=False)
 
 
 def screen_file(
     source: bytes,
     path: str,
-    config: "Config",
-    rules: Optional[Sequence[Type["LintRule"]]] = None,
+    config: Config,
+    rules: Sequence[type[LintRule]] | None = None,
     prescreen: bool = True,
 ) -> Screened:
     """Screen one file's bytes for the enabled ``rules`` (default: every rule of the table)."""

@@ -7,7 +7,7 @@ Values match ``TEST_SKIPS`` in ``torch/testing/_internal/common_distributed.py``
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional
+from typing import NamedTuple
 
 
 class SkipCode(NamedTuple):
@@ -15,7 +15,7 @@ class SkipCode(NamedTuple):
     message: str
 
 
-PYTORCH_SKIPS: Dict[str, SkipCode] = {
+PYTORCH_SKIPS: dict[str, SkipCode] = {
     "backend_unavailable": SkipCode(72, "Skipped because distributed backend is not available."),
     "small_worldsize": SkipCode(73, "Skipped due to small world size."),
     "odd_worldsize": SkipCode(87, "Skipped due to odd world size."),
@@ -39,6 +39,6 @@ PYTORCH_SKIPS: Dict[str, SkipCode] = {
 }
 
 
-def name_for_code(exit_code: int) -> Optional[str]:
+def name_for_code(exit_code: int) -> str | None:
     """The registry name of a PyTorch skip exit code, or None."""
     return next((name for name, skip in PYTORCH_SKIPS.items() if skip.exit_code == exit_code), None)

@@ -19,7 +19,8 @@ import ast
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, TypeVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -39,13 +40,13 @@ class PreScreen:
     def __init__(self, source: bytes, path: str) -> None:
         self.source = source
         self.path = path
-        self._words: Optional[FrozenSet[bytes]] = None
+        self._words: frozenset[bytes] | None = None
         self._ast: Any = None
         #: Why ``ast`` could not parse the file (set by :attr:`ast_module`).
-        self.syntax_error: Optional[str] = None
+        self.syntax_error: str | None = None
 
     @property
-    def words(self) -> FrozenSet[bytes]:
+    def words(self) -> frozenset[bytes]:
         if self._words is None:
             self._words = frozenset(_WORD.findall(self.source))
         return self._words
@@ -55,7 +56,7 @@ class PreScreen:
         return any(word.encode() in mine for word in words)
 
     @property
-    def ast_module(self) -> Optional[ast.Module]:
+    def ast_module(self) -> ast.Module | None:
         """The stdlib ``ast`` tree, or ``None`` when ``ast`` cannot parse the file."""
         if self._ast is None:
             try:
@@ -76,20 +77,20 @@ class FileContext:
     through :meth:`fact`.
     """
 
-    def __init__(self, path: str, config: "Config", wrapper: "MetadataWrapper") -> None:
+    def __init__(self, path: str, config: Config, wrapper: MetadataWrapper) -> None:
         self.path = path
         self.config = config
         self.wrapper = wrapper
-        self._facts: Dict[Any, Any] = {}
+        self._facts: dict[Any, Any] = {}
         #: Other files an analysis looked at (absolute path -> stat key, None where no file
         #: was): the result depends on them too, and the cache checks them.
-        self.depends_on: Dict[str, Optional[List[int]]] = {}
+        self.depends_on: dict[str, list[int] | None] = {}
 
     @property
-    def module(self) -> "cst.Module":
+    def module(self) -> cst.Module:
         return self.wrapper.module
 
-    def fact(self, key: Any, compute: Callable[["FileContext"], T]) -> T:
+    def fact(self, key: Any, compute: Callable[[FileContext], T]) -> T:
         if key not in self._facts:
             self._facts[key] = compute(self)
         return self._facts[key]
@@ -122,7 +123,7 @@ def decode_source(source: bytes, path: str) -> str:
         raise _bad_byte(source, exc.encoding, exc.start) from None
 
 
-def parse(source: bytes, path: str) -> "cst.Module":
+def parse(source: bytes, path: str) -> cst.Module:
     """libcst parse; bad input raises ``ValueError`` with a one-line message."""
     import libcst as cst  # here, not at the top: files the pre-screen settles never need it
 
@@ -154,6 +155,6 @@ def verify_python(source: bytes, path: str) -> None:
         raise ValueError(f"result does not compile: {exc.msg} (line {exc.lineno})") from None
 
 
-def source_lines(text: str) -> List[str]:
+def source_lines(text: str) -> list[str]:
     """Lines as libcst counts them (``\\r\\n``, ``\\r``, ``\\n``; not form feeds and the like)."""
     return _NEWLINES.split(text)

@@ -17,24 +17,25 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Dict, List, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from outcome_recorder import FAST_START_FLAG, read_outcomes  # noqa: E402
+
 from distlint.codemods.factories import local_tensor_name  # noqa: E402
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source  # noqa: E402
-from outcome_recorder import FAST_START_FLAG, read_outcomes  # noqa: E402
 
 RUNTIMES = ("distlint", "torch")
 RUN_TIMEOUT_S = 600
 
 
-def by_outcome(outcomes: Mapping[str, str], renamed: Mapping[str, str]) -> Dict[str, Counter]:
+def by_outcome(outcomes: Mapping[str, str], renamed: Mapping[str, str]) -> dict[str, Counter]:
     """outcome -> Counter of ``Class.test`` ids, migrated classes named as their originals."""
-    found: Dict[str, Counter] = {}
+    found: dict[str, Counter] = {}
     for test_id, outcome in outcomes.items():
         cls, test = test_id.split(".")
         found.setdefault(outcome, Counter())[f"{renamed.get(cls, cls)}.{test}"] += 1
@@ -43,7 +44,7 @@ def by_outcome(outcomes: Mapping[str, str], renamed: Mapping[str, str]) -> Dict[
 
 def compare(
     original: Mapping[str, str], migrated: Mapping[str, str], renamed: Mapping[str, str]
-) -> List[str]:
+) -> list[str]:
     """What differs between an original's and a migrated file's outcomes (empty: the same)."""
     problems = []
     before, after = by_outcome(original, {}), by_outcome(migrated, renamed)
@@ -62,7 +63,7 @@ def compare(
     return problems
 
 
-def run(script: Path, fast_start: bool) -> Dict[str, str]:
+def run(script: Path, fast_start: bool) -> dict[str, str]:
     report = script.with_suffix(".outcomes.jsonl")
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
@@ -85,7 +86,7 @@ def run(script: Path, fast_start: bool) -> Dict[str, str]:
     return read_outcomes(report)
 
 
-def check(fixture: Path, work: Path) -> List[str]:
+def check(fixture: Path, work: Path) -> list[str]:
     source = fixture.read_bytes()
     (work / "original").mkdir(parents=True)
     (work / "original" / fixture.name).write_bytes(source)
@@ -109,7 +110,7 @@ def check(fixture: Path, work: Path) -> List[str]:
     return problems
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     problems = []
     with tempfile.TemporaryDirectory(prefix="distlint-migrated-check-") as directory:
         for name in argv:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
-from typing import Callable, Dict, Tuple
+from typing import Callable
 
 import pytest
 
@@ -45,10 +45,10 @@ class AllReduceTest(SharedChecks, MultiProcessTestCase):
         dist.all_reduce(torch.ones(1))
 """
 
-CliResult = Tuple[int, str, str]
+CliResult = tuple[int, str, str]
 
 
-def write_tree(root: Path, files: Dict[str, str]) -> None:
+def write_tree(root: Path, files: dict[str, str]) -> None:
     """Create ``files`` (relative path -> text, dedented) under ``root``."""
     for name, text in files.items():
         path = root / name

@@ -7,7 +7,6 @@ import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Set
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The pages the docs tests read (BENCHMARKS.md is checked by its own scripts' commands).
@@ -26,7 +25,7 @@ class Block:
     lang: str
     text: str
     line: int
-    excerpt_of: Optional[str]
+    excerpt_of: str | None
 
     def where(self) -> str:
         return f"{self.page.relative_to(ROOT)}:{self.line}"
@@ -41,8 +40,8 @@ def between_markers(page: Path, start: str, end: str) -> str:
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
-def blocks(page: Path) -> List[Block]:
-    found: List[Block] = []
+def blocks(page: Path) -> list[Block]:
+    found: list[Block] = []
     lines = page.read_text().splitlines()
     i = 0
     while i < len(lines):
@@ -78,15 +77,15 @@ def prose(page: Path) -> str:
     return "\n".join(out)
 
 
-def code_spans(text: str) -> List[str]:
+def code_spans(text: str) -> list[str]:
     return re.findall(r"`([^`\n]+)`", text)
 
 
-def tables(text: str) -> List[List[List[str]]]:
+def tables(text: str) -> list[list[list[str]]]:
     """Every pipe table: a list of rows (the header first, the ``---`` row left out), each a list
     of cells. ``\\|`` inside a cell is not a separator."""
-    found: List[List[List[str]]] = []
-    current: List[List[str]] = []
+    found: list[list[list[str]]] = []
+    current: list[list[str]] = []
     for line in text.splitlines() + [""]:
         if line.startswith("|"):
             cells = [
@@ -101,7 +100,7 @@ def tables(text: str) -> List[List[List[str]]]:
     return found
 
 
-def table_with_header(text: str, first_header: str) -> List[List[str]]:
+def table_with_header(text: str, first_header: str) -> list[list[str]]:
     """The rows (header left out) of the only table whose first header cell is ``first_header``."""
     matching = [table for table in tables(text) if table[0][0] == first_header]
     assert len(matching) == 1, f"expected one table headed {first_header!r}, found {len(matching)}"
@@ -125,10 +124,10 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def anchors(page: Path) -> Set[str]:
+def anchors(page: Path) -> set[str]:
     """Every heading anchor of a page (repeated headings get GitHub's ``-1``, ``-2``... suffixes)."""
-    seen: Dict[str, int] = {}
-    found: Set[str] = set()
+    seen: dict[str, int] = {}
+    found: set[str] = set()
     for line in prose(page).splitlines():
         heading = re.match(r"^#{1,6} (.+)$", line)
         if heading:
@@ -139,7 +138,7 @@ def anchors(page: Path) -> Set[str]:
     return found
 
 
-def links(page: Path) -> List[str]:
+def links(page: Path) -> list[str]:
     """Targets of the page's Markdown links ``[text](target)`` (not inside code)."""
     text = re.sub(r"`[^`\n]*`", "", prose(page))
     return re.findall(r"\]\(([^)\s]+)\)", text)

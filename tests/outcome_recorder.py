@@ -29,7 +29,6 @@ import sys
 import unittest
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List
 
 #: First argument: run the file's per-test classes with fast start (see fast_start_when_tests_start).
 FAST_START_FLAG = "--fast-start"
@@ -37,9 +36,9 @@ FAST_START_FLAG = "--fast-start"
 SEVERITY = ("error", "failed", "skipped", "passed")
 
 
-def read_outcomes(report: Path) -> Dict[str, str]:
+def read_outcomes(report: Path) -> dict[str, str]:
     """``Class.test`` -> its worst recorded outcome (nothing recorded: an empty dict)."""
-    seen: Dict[str, List[str]] = defaultdict(list)
+    seen: dict[str, list[str]] = defaultdict(list)
     if report.exists():
         for line in report.read_text().splitlines():
             record = json.loads(line)

@@ -7,7 +7,6 @@ import os
 import stat
 
 import pytest
-
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
 
 

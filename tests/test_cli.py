@@ -7,8 +7,8 @@ import sys
 import types
 
 import pytest
-
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
+
 from distlint import cli
 from distlint.rules import all_rules
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_SOURCE, write_tree
+
 from distlint import config as config_module
 from distlint.config import Config, ConfigError, ConfigResolver, Overrides
 from distlint.discovery import discover

@@ -17,11 +17,9 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 import yaml
-
 from doc_pages import (
     PAGES,
     ROOT,
@@ -35,6 +33,7 @@ from doc_pages import (
     table_with_header,
     tables,
 )
+
 from distlint.cli import build_parser, rules_reference_markdown
 from distlint.config import Config
 
@@ -71,7 +70,7 @@ def test_rules_page_is_generated_from_the_rules():
 # -- command lines and options --------------------------------------------------------------------
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> Dict[str, argparse.ArgumentParser]:
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
 
@@ -84,7 +83,7 @@ COMMANDS = _subparsers(PARSER)
 _COMMAND = re.compile(r"^distlint [a-z]+(?:\s|$)")
 
 
-def command_lines(page: Path) -> List[Tuple[str, str]]:
+def command_lines(page: Path) -> list[tuple[str, str]]:
     """(where, command line) for every ``distlint ...`` line of the page's shell blocks (with
     its indented continuation lines) and every code span that starts with ``distlint ``."""
     found = [
@@ -172,11 +171,11 @@ def test_check_page_documents_every_option_of_check():
 # -- paths, links, code blocks --------------------------------------------------------------------
 
 _REPO_PATH = re.compile(
-    r"(?<![\w./$-])((?:%s)/[\w./*-]*)" % "|".join(re.escape(d) for d in REPO_DIRS)
+    r"(?<![\w./$-])((?:{})/[\w./*-]*)".format("|".join(re.escape(d) for d in REPO_DIRS))
 )
 
 
-def repo_paths(page: Path) -> List[str]:
+def repo_paths(page: Path) -> list[str]:
     return [match.rstrip(".,") for match in _REPO_PATH.findall(page.read_text())]
 
 
@@ -264,7 +263,7 @@ def test_excerpts_quote_their_file(block):
     """An excerpt is its file's lines, in order; a line that is only ``...`` stands for lines left
     out, and the lines between two such marks are consecutive in the file."""
     file_lines = (ROOT / block.excerpt_of).read_text().splitlines()
-    chunks: List[List[str]] = [[]]
+    chunks: list[list[str]] = [[]]
     for line in block.text.splitlines():
         if line.strip() == "...":
             chunks.append([])

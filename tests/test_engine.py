@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import (
     CLEAN_SOURCE,
     EXTERNAL_BASE_SOURCE,
@@ -20,6 +19,7 @@ from conftest import (
     MISSPELLED_BASE_SOURCE,
     write_tree,
 )
+
 from distlint import cache as cache_module
 from distlint import engine
 from distlint.cache import ENTRY_FORMAT, Cache, package_digest

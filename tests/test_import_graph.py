@@ -9,8 +9,8 @@ belongs in a leaf module such as ``distlint.source``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Dict, Iterator, List, Set
 
 import distlint
 
@@ -42,12 +42,12 @@ def _nodes(tree: ast.AST, type_only: bool) -> Iterator[ast.AST]:
 
 
 def imported_modules(
-    path: Path, current: str, modules: Set[str], type_only: bool = False
-) -> Set[str]:
+    path: Path, current: str, modules: set[str], type_only: bool = False
+) -> set[str]:
     """The package's modules that ``path`` imports at run time (and for type checkers, if
     ``type_only``), wherever in the file the import is."""
     package = current if path.stem == "__init__" else current.rsplit(".", 1)[0]
-    found: Set[str] = set()
+    found: set[str] = set()
     for node in _nodes(ast.parse(path.read_text(), str(path)), type_only):
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
@@ -70,20 +70,20 @@ def imported_modules(
 
 def import_graph(
     root: Path, package: str = PACKAGE, type_only: bool = False
-) -> Dict[str, Set[str]]:
+) -> dict[str, set[str]]:
     paths = {module_name(path, root, package): path for path in sorted(root.rglob("*.py"))}
     return {
         name: imported_modules(path, name, set(paths), type_only) for name, path in paths.items()
     }
 
 
-def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan), each sorted."""
-    index: Dict[str, int] = {}
-    low: Dict[str, int] = {}
-    stack: List[str] = []
-    on_stack: Set[str] = set()
-    found: List[List[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
 
     def visit(node: str) -> None:
         index[node] = low[node] = len(index)

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_SOURCE
+
 from distlint.rules import all_rules
 from distlint.screens import RULE_SCREENS, SCREENS_BY_CODE
 

@@ -17,12 +17,11 @@ import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List
 
 import libcst as cst
 import pytest
-
 from conftest import EXTERNAL_BASE_SOURCE
+
 from distlint.codemods.factories import local_tensor_name
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.config import Config
@@ -46,7 +45,7 @@ def _migrate(
     return _cached_migrate(source or path.read_bytes(), _relative(path), runtime, suffix)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_migrate(source: bytes, path: str, runtime: str, suffix: str) -> MigrationResult:
     return migrate_source(
         source, path, options=MigrateOptions(runtime=runtime, class_suffix=suffix)
@@ -259,8 +258,8 @@ def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None
     ``test*`` methods is listed as moved or left (a class without any says where its tests are)."""
     from libcst.metadata import MetadataWrapper
 
-    from distlint.analysis.model import ExecutionModel
     from distlint.analysis.external_bases import ExternalBases
+    from distlint.analysis.model import ExecutionModel
     from distlint.analysis.pg import analyze_module
     from distlint.config import ConfigResolver
 
@@ -354,7 +353,7 @@ def test_a_dtensor_only_file_is_analysed_not_screened_out(monkeypatch) -> None:
 # -- the migrated code is what it should be -----------------------------------------------
 
 
-def _continuous_class_names(result: MigrationResult) -> Dict[str, str]:
+def _continuous_class_names(result: MigrationResult) -> dict[str, str]:
     """New class -> the class its tests came from (also their create_local_tensor_test_class twins)."""
     names = {new: cls.name for cls in result.report.classes for new in cls.continuous_classes()}
     names.update(
@@ -417,8 +416,8 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
     """unittest collects the same multiset of test names (and, class names mapped back, the same ids)."""
     pytest.importorskip("torch")
     pytest.importorskip("expecttest")
-    files: List[str] = []
-    renamed: Dict[str, Dict[str, str]] = {}
+    files: list[str] = []
+    renamed: dict[str, dict[str, str]] = {}
     for case in CHANGED:
         files.append(str(case))
         for runtime in RUNTIMES:

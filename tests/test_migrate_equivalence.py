@@ -25,13 +25,12 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
+from outcome_recorder import read_outcomes
 
 from distlint.codemods.factories import local_tensor_name
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source
-from outcome_recorder import read_outcomes
 
 pytest.importorskip("torch")
 
@@ -66,10 +65,10 @@ RECORDER = Path(__file__).resolve().parent / "outcome_recorder.py"
 class Run:
     """One file's run: its outcomes by ``Class.test`` id (from the recorder's report), exit status, output."""
 
-    outcomes: Dict[str, str]
+    outcomes: dict[str, str]
     code: int
     output: str
-    renamed: Dict[str, str] = field(default_factory=dict)
+    renamed: dict[str, str] = field(default_factory=dict)
 
     def tail(self, chars: int = 4000) -> str:
         return self.output[-chars:]
@@ -120,10 +119,10 @@ def _kill_session(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Dict[Tuple[str, str], Run]:
+def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
     """Every gloo fixture, original and migrated for each runtime, run concurrently."""
     base = tmp_path_factory.mktemp("equivalence")
-    jobs: Dict[Tuple[str, str], Tuple[Path, Dict[str, str]]] = {}
+    jobs: dict[tuple[str, str], tuple[Path, dict[str, str]]] = {}
     for fixture in GLOO_FIXTURES:
         source = fixture.read_bytes()
         original_dir = base / fixture.stem / "original"
@@ -167,9 +166,9 @@ def _copy_siblings(directory: Path) -> None:
         (directory / sibling.name).write_bytes(sibling.read_bytes())
 
 
-def _by_outcome(run: Run) -> Dict[str, Counter]:
+def _by_outcome(run: Run) -> dict[str, Counter]:
     """outcome -> Counter of ``Class.test`` ids, migrated classes named as their originals."""
-    found: Dict[str, Counter] = {}
+    found: dict[str, Counter] = {}
     for test_id, outcome in run.outcomes.items():
         cls, test = test_id.split(".")
         found.setdefault(outcome, Counter())[f"{run.renamed.get(cls, cls)}.{test}"] += 1
@@ -182,7 +181,7 @@ def _accelerators() -> int:
     return torch.accelerator.device_count()
 
 
-def _runtimes(fixture: str) -> Tuple[str, ...]:
+def _runtimes(fixture: str) -> tuple[str, ...]:
     return RUNTIMES if fixture in TORCH_RUNTIME_FIXTURES else RUNTIMES[:1]
 
 

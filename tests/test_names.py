@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Dict, List
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
-from distlint.analysis.names.resolver import NameResolver, build_resolver
-from distlint.analysis.names import qualified_name_map, qualified_names, use_libcst_provider
 from distlint.analysis.external_bases import ExternalBases
+from distlint.analysis.names import qualified_name_map, qualified_names, use_libcst_provider
+from distlint.analysis.names.resolver import NameResolver, build_resolver
 from distlint.analysis.pg import analyze_module
 from distlint.codemods.migrate_continuous import migrate_source
 from distlint.config import Config, ConfigResolver
@@ -42,9 +41,9 @@ def _names(found) -> frozenset:
     return frozenset((q.name, q.source) for q in found)
 
 
-def _written(module: cst.Module) -> Dict[str, List[cst.CSTNode]]:
+def _written(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
     """Name/Attribute nodes by how they are written (``dist.init_process_group``)."""
-    found: Dict[str, List[cst.CSTNode]] = {}
+    found: dict[str, list[cst.CSTNode]] = {}
 
     class Collect(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
@@ -263,7 +262,7 @@ def test_map_is_cached_per_wrapper():
 # -- every node of every fixture and example ------------------------------------------------------
 
 
-def _example_sources() -> List[str]:
+def _example_sources() -> list[str]:
     return [
         textwrap.dedent(example.code)
         for rule in all_rules()
@@ -271,7 +270,7 @@ def _example_sources() -> List[str]:
     ]
 
 
-def _sources() -> List[pytest.param]:
+def _sources() -> list[pytest.param]:
     return [pytest.param(path.read_text(), id=str(path.relative_to(ROOT))) for path in FIXTURES] + [
         pytest.param(source, id=f"example-{index}")
         for index, source in enumerate(_example_sources())

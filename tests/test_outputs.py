@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-
 from conftest import CLEAN_SOURCE, MISSPELLED_BASE_FIXED, MISSPELLED_BASE_SOURCE, write_tree
+
 from distlint.output import FORMATS, github, sarif
 from distlint.output import json as json_output
 from distlint.rules import all_rules

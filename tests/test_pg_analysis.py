@@ -12,13 +12,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Dict
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from distlint.analysis.pg.eligibility import code
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import (
     ClassAnalysis,
     CreationKind,
@@ -26,8 +25,8 @@ from distlint.analysis.model import (
     ModuleAnalysis,
     Reason,
 )
-from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module
+from distlint.analysis.pg.eligibility import code
 from distlint.config import Config, ConfigResolver
 from distlint.linter import lint_source
 from distlint.rules import rules_by_code
@@ -76,7 +75,7 @@ def per_test_class(body: str, extra: str = "", header: str = HEADER) -> str:
     )
 
 
-def reasons(analysis: ClassAnalysis) -> Dict[str, set]:
+def reasons(analysis: ClassAnalysis) -> dict[str, set]:
     return {t.name: {i.reason for i in t.ineligible} for t in analysis.pg_tests}
 
 

@@ -15,14 +15,13 @@ import importlib.metadata
 import importlib.util
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Dict, Iterable, List, Set, Tuple
 
-import pytest
+from doc_pages import between_markers
 
 from distlint.cli import rules_table_markdown
 from distlint.rules import all_rules
-from doc_pages import between_markers
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,7 +63,7 @@ def test_table_has_one_row_per_rule():
 # -- the install and test commands ----------------------------------------------------------------
 
 
-def readme_block(name: str) -> List[str]:
+def readme_block(name: str) -> list[str]:
     """The command lines of README.md's fenced block between ``<!-- NAME:start -->`` and ``:end``."""
     start = f"<!-- {name}:start -->"
     block = between_markers(README, start, f"<!-- {name}:end -->").strip()
@@ -78,7 +77,7 @@ def readme_block(name: str) -> List[str]:
     ]
 
 
-def script_commands(path: Path) -> List[str]:
+def script_commands(path: Path) -> list[str]:
     """A shell script's command lines: comments and blank lines left out."""
     lines = [line.strip() for line in path.read_text().splitlines()]
     return [line for line in lines if line and not line.startswith("#")]
@@ -130,11 +129,11 @@ def _module_file(module: str) -> Path:
     return Path()
 
 
-def imported_modules(path: Path, module_level_only: bool = False) -> Set[str]:
+def imported_modules(path: Path, module_level_only: bool = False) -> set[str]:
     """Dotted names ``path`` imports (``from a import b`` also yields ``a.b``, which may be a module)."""
     tree = ast.parse(path.read_text(), str(path))
     nodes: Iterable[ast.AST] = tree.body if module_level_only else ast.walk(tree)
-    found: Set[str] = set()
+    found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -144,7 +143,7 @@ def imported_modules(path: Path, module_level_only: bool = False) -> Set[str]:
     return found
 
 
-def third_party_imports() -> Dict[str, Set[str]]:
+def third_party_imports() -> dict[str, set[str]]:
     """Top-level third-party module -> the files importing it: the executed files, and torch's test
     helpers they reach (module-level imports, followed from helper to helper)."""
     # Fixtures import sibling modules (common_*.py, as PyTorch's tests import test_c10d_common.py).
@@ -153,9 +152,9 @@ def third_party_imports() -> Dict[str, Set[str]]:
         for p in [*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("fixtures").rglob("*.py")]
     }
     local |= {"distlint"}
-    found: Dict[str, Set[str]] = {}
-    todo: List[Tuple[Path, bool]] = [(path, False) for path in EXECUTED]
-    seen: Set[Path] = set()
+    found: dict[str, set[str]] = {}
+    todo: list[tuple[Path, bool]] = [(path, False) for path in EXECUTED]
+    seen: set[Path] = set()
     while todo:
         path, module_level_only = todo.pop()
         if path in seen:
@@ -178,7 +177,7 @@ def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def declared_distributions() -> Tuple[Set[str], Set[str]]:
+def declared_distributions() -> tuple[set[str], set[str]]:
     """(installed distributions the project's dependencies and TEST_EXTRAS pull in, transitively;
     requirement names pyproject.toml declares only for another Python, e.g. tomli for < 3.11)."""
     from packaging.requirements import Requirement
@@ -192,7 +191,7 @@ def declared_distributions() -> Tuple[Set[str], Set[str]]:
     todo += [
         Requirement(r) for extra in TEST_EXTRAS for r in project["optional-dependencies"][extra]
     ]
-    closure: Set[str] = set()
+    closure: set[str] = set()
     while todo:
         requirement = todo.pop()
         name = _normalize(requirement.name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 import libcst as cst
 import pytest
@@ -52,8 +51,8 @@ async def g():
 """
 
 
-def _libcst_order(module: cst.Module) -> List[cst.CSTNode]:
-    seen: List[cst.CSTNode] = []
+def _libcst_order(module: cst.Module) -> list[cst.CSTNode]:
+    seen: list[cst.CSTNode] = []
 
     class _Record(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
@@ -66,9 +65,9 @@ def _libcst_order(module: cst.Module) -> List[cst.CSTNode]:
     return seen
 
 
-def _walk_order(module: cst.Module) -> List[cst.CSTNode]:
-    seen: List[cst.CSTNode] = []
-    stack: List[cst.CSTNode] = [module]
+def _walk_order(module: cst.Module) -> list[cst.CSTNode]:
+    seen: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
         seen.append(node)
@@ -94,9 +93,9 @@ def test_fixture_is_walked_in_libcst_order(path):
     _same(cst.parse_module(path.read_bytes()))
 
 
-def _outside_expressions(module: cst.Module) -> List[cst.CSTNode]:
+def _outside_expressions(module: cst.Module) -> list[cst.CSTNode]:
     """What libcst's visitor sees that is neither inert nor an expression nor inside one."""
-    seen: List[cst.CSTNode] = []
+    seen: list[cst.CSTNode] = []
 
     class _Record(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:

@@ -23,7 +23,6 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
 
 from distlint.findings import stat_key
 
@@ -51,40 +50,40 @@ _MAX_DEPTH = 12
 class ExternalTests:
     """What a base from elsewhere contributes: its tests, or why they cannot be seen."""
 
-    tests: Tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
     #: Set when distlint could not read the base (module not found, base not a plain class...).
-    unseen: Optional[str] = None
+    unseen: str | None = None
     #: Every method the base defines or inherits from modules distlint read (helpers included):
     #: a test calling one of them may create its PG there, where the analysis does not look.
-    members: Tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
 
 
 class ExternalBases:
     """Reads the modules bases come from, once each (``path``: the file being migrated)."""
 
     def __init__(
-        self, path: Optional[str], looked_at: Optional[Dict[str, Optional[List[int]]]] = None
+        self, path: str | None, looked_at: dict[str, list[int] | None] | None = None
     ) -> None:
-        self.roots: List[Path] = []
+        self.roots: list[Path] = []
         if path:
             directory = Path(path).resolve().parent
             self.roots = [directory, *list(directory.parents)[:_ROOT_DEPTH]]
-        self._modules: Dict[Path, Optional[ast.Module]] = {}
+        self._modules: dict[Path, ast.Module | None] = {}
         #: Every candidate module file looked at -> its stat key (mtime, ctime, size, inode),
         #: or None where no file was: what a cached result depends on besides its own file.
-        self.looked_at: Dict[str, Optional[List[int]]] = {} if looked_at is None else looked_at
+        self.looked_at: dict[str, list[int] | None] = {} if looked_at is None else looked_at
 
     def tests_of(self, qualified: str) -> ExternalTests:
         """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
-        found: List[str] = []
-        members: List[str] = []
+        found: list[str] = []
+        members: list[str] = []
         problem = self._collect(qualified, found, set(), 0, members)
         return ExternalTests(tuple(dict.fromkeys(found)), problem, tuple(dict.fromkeys(members)))
 
     # -- internals ------------------------------------------------------------------------------
     def _collect(
-        self, qualified: str, found: List[str], seen: Set[str], depth: int, members: List[str]
-    ) -> Optional[str]:
+        self, qualified: str, found: list[str], seen: set[str], depth: int, members: list[str]
+    ) -> str | None:
         if qualified in TEST_FREE_BASES or qualified in seen:
             return None
         if depth > _MAX_DEPTH:
@@ -115,7 +114,7 @@ class ExternalBases:
             return f"`{qualified}` passes keywords to its bases"
         return None
 
-    def _locate(self, qualified: str) -> Optional[Tuple[Path, ast.Module, List[str]]]:
+    def _locate(self, qualified: str) -> tuple[Path, ast.Module, list[str]] | None:
         """The module file, its tree and the class path inside it, trying the longest module first."""
         parts = qualified.lstrip(".").split(".")
         for split in range(len(parts) - 1, 0, -1):
@@ -126,7 +125,7 @@ class ExternalBases:
                     return file, tree, class_path
         return None
 
-    def _candidates(self, module: List[str]) -> List[Path]:
+    def _candidates(self, module: list[str]) -> list[Path]:
         roots = list(self.roots)
         try:  # the top-level package's location only: find_spec of a top-level name imports nothing
             spec = importlib.util.find_spec(module[0])
@@ -136,7 +135,7 @@ class ExternalBases:
             roots += [Path(p).parent for p in spec.submodule_search_locations]
         elif spec is not None and spec.origin and spec.origin.endswith(".py"):
             roots.append(Path(spec.origin).parent)
-        out: List[Path] = []
+        out: list[Path] = []
         for root in roots:
             base = root.joinpath(*module)
             out += [base.with_name(base.name + ".py"), base / "__init__.py"]
@@ -154,7 +153,7 @@ class ExternalBases:
                 self.looked_at[name] = stat_key(found) if stat.S_ISREG(found.st_mode) else None
         return self.looked_at[name] is not None
 
-    def _parse(self, file: Path) -> Optional[ast.Module]:
+    def _parse(self, file: Path) -> ast.Module | None:
         if file not in self._modules:
             try:
                 self._modules[file] = ast.parse(file.read_bytes(), str(file))
@@ -163,9 +162,9 @@ class ExternalBases:
         return self._modules[file]
 
 
-def _class_in(tree: ast.Module, class_path: List[str]) -> Optional[ast.ClassDef]:
-    body: List[ast.stmt] = tree.body
-    node: Optional[ast.ClassDef] = None
+def _class_in(tree: ast.Module, class_path: list[str]) -> ast.ClassDef | None:
+    body: list[ast.stmt] = tree.body
+    node: ast.ClassDef | None = None
     for name in class_path:
         node = next((s for s in body if isinstance(s, ast.ClassDef) and s.name == name), None)
         if node is None:
@@ -174,11 +173,11 @@ def _class_in(tree: ast.Module, class_path: List[str]) -> Optional[ast.ClassDef]
     return node
 
 
-def _module_name(qualified: str, class_path: List[str]) -> str:
+def _module_name(qualified: str, class_path: list[str]) -> str:
     return qualified.rsplit(".", len(class_path))[0]
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
+def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -187,9 +186,9 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _import_table(tree: ast.Module, module: str) -> Dict[str, str]:
+def _import_table(tree: ast.Module, module: str) -> dict[str, str]:
     """What the module's top-level imports bind: local name -> qualified name."""
-    table: Dict[str, str] = {}
+    table: dict[str, str] = {}
     package = module.rsplit(".", 1)[0] if "." in module else ""
     for statement in tree.body:
         if isinstance(statement, ast.Import):
@@ -207,7 +206,7 @@ def _import_table(tree: ast.Module, module: str) -> Dict[str, str]:
     return table
 
 
-def _resolve(name: str, tree: ast.Module, imports: Dict[str, str], module: str) -> str:
+def _resolve(name: str, tree: ast.Module, imports: dict[str, str], module: str) -> str:
     head, _, rest = name.partition(".")
     if head in imports:
         return imports[head] + (f".{rest}" if rest else "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
@@ -260,30 +260,30 @@ class PGCreation:
     #: Where DL201 reports: the call in the test body, or the decorator.
     node: cst.CSTNode
     #: Human-readable path, e.g. ("self._init_process", "init_process_group").
-    chain: Tuple[str, ...]
+    chain: tuple[str, ...]
     #: Literal backend ("nccl", "gloo", ...) when known; None when not a literal / default.
-    backend: Optional[str] = None
+    backend: str | None = None
     #: The world_size argument expression (None when implicit / not found).
-    world_size: Optional[cst.BaseExpression] = None
+    world_size: cst.BaseExpression | None = None
     #: The timeout= expression, when passed.
-    timeout: Optional[cst.BaseExpression] = None
+    timeout: cst.BaseExpression | None = None
     #: The options expression (pg_options= / 4th ctor arg / opts), when passed.
-    options: Optional[cst.BaseExpression] = None
+    options: cst.BaseExpression | None = None
     #: The name the test bound the PG to (``pg = ...``), when it did.
-    bound_name: Optional[str] = None
+    bound_name: str | None = None
     #: The statement of the test body that creates the PG (to drop / rewrite when migrating).
-    statement: Optional[cst.BaseStatement] = None
+    statement: cst.BaseStatement | None = None
     #: Statements of the test body that only build the store for this PG (``store = FileStore(...)``).
-    store_statements: List[cst.BaseStatement] = field(default_factory=list)
+    store_statements: list[cst.BaseStatement] = field(default_factory=list)
     #: The helper FunctionDef that performs the creation, when it is a same-file helper.
-    helper: Optional[cst.FunctionDef] = None
+    helper: cst.FunctionDef | None = None
     #: Every same-file helper followed from the test to the creation, outermost (called by the test) first.
-    helper_chain: Tuple[cst.FunctionDef, ...] = ()
+    helper_chain: tuple[cst.FunctionDef, ...] = ()
     #: SELF_HELPER only: the creation as seen inside ``helper`` (its ``statement``,
     #: ``bound_name`` and ``store_statements`` refer to the helper's body), so that
     #: ``distlint migrate`` can tell a PG factory (``pg = self._create_pg(store)``) from a
     #: helper that creates the PG and does the test's work. None when not followed.
-    inner: Optional["PGCreation"] = None
+    inner: PGCreation | None = None
 
     def describe(self) -> str:
         """'via self._init_process -> init_process_group' style text."""
@@ -308,16 +308,16 @@ class Ineligibility:
 class TestAnalysis:
     name: str
     node: cst.FunctionDef
-    creations: List[PGCreation] = field(default_factory=list)
+    creations: list[PGCreation] = field(default_factory=list)
     #: Trailing teardown statements to drop when migrating (``destroy_process_group()``; a
     #: ``try/finally`` whose finally only tears the PG down appears here as the Try node).
-    teardown: List[cst.BaseStatement] = field(default_factory=list)
-    ineligible: List[Ineligibility] = field(default_factory=list)
+    teardown: list[cst.BaseStatement] = field(default_factory=list)
+    ineligible: list[Ineligibility] = field(default_factory=list)
     #: ``self.<attr>`` names the test (and the helpers it calls) use: methods, properties, attributes.
-    self_attributes: Tuple[str, ...] = ()
+    self_attributes: tuple[str, ...] = ()
     #: Trailing teardown inside a helper the test calls last: (helper, statement), e.g. a helper ending
     #: in ``destroy_process_group()``. Fine for eligibility; the helper must drop it when migrated.
-    helper_teardown: List[Tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
+    helper_teardown: list[tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
 
     @property
     def creates_pg(self) -> bool:
@@ -336,45 +336,45 @@ class ClassAnalysis:
     #: Why the model was chosen, e.g. "setUp calls self._spawn_processes()" or "derives from MultiProcessTestCase".
     model_reason: str = ""
     #: Qualified names (best effort) of the direct bases.
-    bases: Tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()
     #: Names of classes in the same file that derive (directly or not) from this one.
-    subclasses: Tuple[str, ...] = ()
+    subclasses: tuple[str, ...] = ()
     #: Class-level facts shared by its tests' PG creations (None when unknown or inconsistent).
-    backend: Optional[str] = None
-    world_size: Optional[cst.BaseExpression] = None
-    timeout: Optional[cst.BaseExpression] = None
-    options: Optional[cst.BaseExpression] = None
+    backend: str | None = None
+    world_size: cst.BaseExpression | None = None
+    timeout: cst.BaseExpression | None = None
+    options: cst.BaseExpression | None = None
     #: The class's world_size definition (class attribute Assign or @property FunctionDef), when in this class.
-    world_size_node: Optional[cst.CSTNode] = None
+    world_size_node: cst.CSTNode | None = None
     #: test_* methods in definition order (inherited tests are analysed on the class defining them).
-    tests: List[TestAnalysis] = field(default_factory=list)
+    tests: list[TestAnalysis] = field(default_factory=list)
     #: Continuous classes only: PG lifecycle calls inside tests (DL203): (test name, call node, what).
-    lifecycle_calls: List[Tuple[str, cst.Call, str]] = field(default_factory=list)
+    lifecycle_calls: list[tuple[str, cst.Call, str]] = field(default_factory=list)
     #: Statements of the class's setUp (own or from a same-file base) that set PG environment
     #: (``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``): a continuous class must set them
     #: before its workers start.
-    setup_environment: List[cst.BaseStatement] = field(default_factory=list)
+    setup_environment: list[cst.BaseStatement] = field(default_factory=list)
     #: The environment the class's setUp chain sets before spawning, when every write is a literal
     #: ``os.environ["KEY"] = "value"`` there (a continuous class declares it: ``worker_env``).
-    environment: Dict[str, str] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
     #: Per-test classes: the torch base that makes them per-test (``DTensorTestBase``, ``FSDPTest``,
     #: ``DistributedTestBase``, ...), or ``MultiProcessTestCase`` for a class whose setUp spawns.
     per_test_base: str = ""
     #: Per-test classes: why none of its tests can move to a continuous class (class-level
     #: ``Reason``s, own or from a same-file base). Every PG test of the class lists them too.
-    ineligible: List[Ineligibility] = field(default_factory=list)
+    ineligible: list[Ineligibility] = field(default_factory=list)
     #: Per-test classes: each direct base from another module (not a base distlint migrates),
     #: as written, with what it brings (``ExternalTests``: its tests, its methods).
-    external_bases: List[Tuple[str, "ExternalTests"]] = field(default_factory=list)
+    external_bases: list[tuple[str, ExternalTests]] = field(default_factory=list)
 
     @property
-    def pg_tests(self) -> List[TestAnalysis]:
+    def pg_tests(self) -> list[TestAnalysis]:
         return [t for t in self.tests if t.creates_pg]
 
 
 @dataclass
 class ModuleAnalysis:
-    classes: List[ClassAnalysis] = field(default_factory=list)
+    classes: list[ClassAnalysis] = field(default_factory=list)
 
-    def by_name(self, name: str) -> Optional[ClassAnalysis]:
+    def by_name(self, name: str) -> ClassAnalysis | None:
         return next((c for c in self.classes if c.name == name), None)

@@ -21,13 +21,14 @@ field order except for the few node types in :data:`_VISIT_ORDER`;
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, List, Tuple
+from collections.abc import Iterator
+from typing import Callable
 
 import libcst as cst
 
 #: Nodes with nothing but whitespace and punctuation below them: never worth visiting.
 #: ``ImportStar`` and ``Asynchronous`` hold no code either; the name resolver must not record them.
-INERT: Tuple[type, ...] = (
+INERT: tuple[type, ...] = (
     cst.BaseParenthesizableWhitespace,
     cst.EmptyLine,
     cst.TrailingWhitespace,
@@ -81,7 +82,7 @@ _NOT_CODE_FIELDS = frozenset(
 )
 
 #: Where libcst visits the code fields in another order than the dataclass declares them.
-_VISIT_ORDER: Dict[type, Tuple[str, ...]] = {
+_VISIT_ORDER: dict[type, tuple[str, ...]] = {
     cst.Arg: ("keyword", "value"),
     cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
     cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
@@ -104,13 +105,13 @@ for _name, _order in (
     if hasattr(cst, _name):  # newer libcst versions only
         _VISIT_ORDER[getattr(cst, _name)] = _order
 
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
 #: Per value type: 1 a code node, 0 an inert node or no node at all, 2 a sequence. Cached
 #: because libcst's ABC-based ``isinstance`` costs more than the rest of a walk.
-_KINDS: Dict[type, int] = {list: 2, tuple: 2}
+_KINDS: dict[type, int] = {list: 2, tuple: 2}
 
 
-def code_fields(node_type: type) -> Tuple[str, ...]:
+def code_fields(node_type: type) -> tuple[str, ...]:
     """The fields of ``node_type`` that may hold code, in visiting order."""
     names = _FIELDS.get(node_type)
     if names is None:
@@ -138,9 +139,9 @@ def value_kind(value_type: type) -> int:
     return kind
 
 
-def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The children of ``node`` that may hold code, in the order a ``CSTVisitor`` visits them."""
-    children: List[cst.CSTNode] = []
+    children: list[cst.CSTNode] = []
     kinds = _KINDS
     names = _FIELDS.get(type(node))
     if names is None:
@@ -163,7 +164,7 @@ def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
 
 
 #: Per node type: whether it is an expression (cached, as in :data:`_KINDS`).
-_EXPRESSIONS: Dict[type, bool] = {}
+_EXPRESSIONS: dict[type, bool] = {}
 
 
 def statement_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -196,7 +197,7 @@ def kind_test(*classes: type) -> Callable[[object], bool]:
     walks ask it for every node they pass (in one profile, 1.35 M such checks were a sixth
     of a per-test-spawn file's CPU).
     """
-    cache: Dict[type, bool] = {}
+    cache: dict[type, bool] = {}
 
     def test(node: object) -> bool:
         kind = type(node)

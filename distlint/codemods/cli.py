@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import List, Optional, TextIO
+from typing import TextIO
 
 from distlint.codemods.migrate_continuous import (
     DEFAULT_SUFFIX,
@@ -86,7 +86,7 @@ class _Totals:
 
 
 def run(
-    args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None
+    args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
     from distlint.config import ConfigError, ConfigResolver
@@ -106,7 +106,7 @@ def run(
         print(diagnostic.line(), file=err)
         usage_error = usage_error or diagnostic.usage
     totals = _Totals()
-    reports: List[str] = []
+    reports: list[str] = []
     for target in found.targets:
         totals.files += 1
         result = _migrate_file(target.path, target.config, options)

@@ -13,7 +13,6 @@ anything else) keep its tests where they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
 
 import libcst as cst
 
@@ -35,7 +34,7 @@ class FactoryCall:
     #: ``INSTANTIATE`` or ``LOCAL_TENSOR``.
     kind: str
 
-    def problem(self) -> Optional[str]:
+    def problem(self) -> str | None:
         """Why distlint cannot give the continuous class the same call, or None."""
         if self.kind == LOCAL_TENSOR and (
             len(self.call.args) > 2
@@ -47,7 +46,7 @@ class FactoryCall:
         return None
 
 
-def factory_call(statement: cst.BaseStatement) -> Optional[FactoryCall]:
+def factory_call(statement: cst.BaseStatement) -> FactoryCall | None:
     """``instantiate_parametrized_tests(X)`` or ``Y = create_local_tensor_test_class(X, ...)``."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
@@ -79,11 +78,11 @@ def local_tensor_name(class_name: str) -> str:
 
 
 def twin(
-    factory: FactoryCall, continuous: str, local_base: Optional[str], keep_leading: bool
+    factory: FactoryCall, continuous: str, local_base: str | None, keep_leading: bool
 ) -> cst.SimpleStatementLine:
     """The same call for the continuous class (``local_base``: ``base_class=`` of a local-tensor twin)."""
     call = factory.call
-    args: List[cst.Arg] = [call.args[0].with_changes(value=cst.Name(continuous)), *call.args[1:]]
+    args: list[cst.Arg] = [call.args[0].with_changes(value=cst.Name(continuous)), *call.args[1:]]
     if factory.kind == LOCAL_TENSOR:
         assert local_base is not None
         # Laid out as the call's other arguments are (one per line keeps one per line).

@@ -10,7 +10,6 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -82,21 +81,21 @@ class FamilyClass:
     index: int  # position in module.body
     #: ``--class-suffix``: the continuous class is ``<name><suffix>``.
     suffix: str
-    parent: Optional["FamilyClass"] = None
-    children: List["FamilyClass"] = field(default_factory=list)
+    parent: FamilyClass | None = None
+    children: list[FamilyClass] = field(default_factory=list)
     #: Bases kept on the continuous class (same-file helpers, external mixins).
-    kept_bases: List[cst.Arg] = field(default_factory=list)
-    refusal: Optional[Tuple[str, str]] = None
-    decisions: Dict[str, Decision] = field(default_factory=dict)
+    kept_bases: list[cst.Arg] = field(default_factory=list)
+    refusal: tuple[str, str] | None = None
+    decisions: dict[str, Decision] = field(default_factory=dict)
     #: Test methods the analysis does not list (``testFoo``): they stay.
-    unanalysed_tests: List[str] = field(default_factory=list)
+    unanalysed_tests: list[str] = field(default_factory=list)
     #: Results.
     has_continuous: bool = False
     removed: bool = False
-    placement: Dict[int, Placement] = field(
+    placement: dict[int, Placement] = field(
         default_factory=dict
     )  # id(unit.statement) -> where it goes
-    notes: List[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def base(self) -> PerTestBase:
@@ -127,10 +126,10 @@ class FamilyClass:
             return f"{self.continuous_name}Opts{index + 2}"
         return self.name + tag + self.suffix
 
-    def variants(self) -> List[OptionsVariant]:
+    def variants(self) -> list[OptionsVariant]:
         """The options variants of the tests moved from this class and its same-file bases (each
         gets a continuous class of its own, a pool per options value), in source order."""
-        found: List[OptionsVariant] = []
+        found: list[OptionsVariant] = []
         for member in reversed(self.mro()):
             for decision in member.moved_tests():
                 variant = test_variant(decision.test)
@@ -138,7 +137,7 @@ class FamilyClass:
                     found.append(variant)
         return found
 
-    def moved_tests_of(self, variant: OptionsVariant) -> List[Decision]:
+    def moved_tests_of(self, variant: OptionsVariant) -> list[Decision]:
         return [d for d in self.moved_tests() if test_variant(d.test) == variant]
 
     @property
@@ -149,28 +148,28 @@ class FamilyClass:
         if self.refusal is None:
             self.refusal = (code, text)
 
-    def mro(self) -> List["FamilyClass"]:
+    def mro(self) -> list[FamilyClass]:
         out, cursor = [], self
         while cursor is not None:
             out.append(cursor)
             cursor = cursor.parent
         return out
 
-    def descendants(self) -> List["FamilyClass"]:
+    def descendants(self) -> list[FamilyClass]:
         out = []
         for child in self.children:
             out.append(child)
             out.extend(child.descendants())
         return out
 
-    def moved_tests(self) -> List[Decision]:
+    def moved_tests(self) -> list[Decision]:
         return [d for d in self.decisions.values() if d.moved]
 
-    def remaining_test_nodes(self) -> List[cst.FunctionDef]:
+    def remaining_test_nodes(self) -> list[cst.FunctionDef]:
         moved = {d.test.name for d in self.moved_tests()}
         return [u.statement for u in self.body.tests() if u.name not in moved]  # type: ignore[misc]
 
-    def units_placed(self, where: Placement) -> List[m.Unit]:
+    def units_placed(self, where: Placement) -> list[m.Unit]:
         return [u for u in self.body.units if self.placement.get(id(u.statement)) is where]
 
     @property
@@ -182,7 +181,7 @@ class FamilyClass:
         return any(member.body.defines(name) for member in self.mro())
 
     @property
-    def root(self) -> "FamilyClass":
+    def root(self) -> FamilyClass:
         """The class whose continuous counterpart derives from the continuous base directly."""
         cursor = self
         while cursor.parent is not None and cursor.parent.has_continuous:
@@ -193,21 +192,21 @@ class FamilyClass:
 @dataclass
 class MigrationPlan:
     module: cst.Module
-    classes: List[FamilyClass]
+    classes: list[FamilyClass]
     #: Rewritten functions (tests and helpers) by ``id()`` of the original node.
-    rewritten: Dict[int, cst.FunctionDef]
+    rewritten: dict[int, cst.FunctionDef]
     #: Module-level factory calls (``instantiate_parametrized_tests(X)``,
     #: ``create_local_tensor_test_class(X)``) by class name.
-    instantiations: Dict[str, List[FactoryCall]]
+    instantiations: dict[str, list[FactoryCall]]
     report: FileReport
     #: The edits behind ``rewritten`` and the original functions, by ``id()`` of the original.
-    edits: Dict[int, FunctionEdits] = field(default_factory=dict)
-    functions: Dict[int, cst.FunctionDef] = field(default_factory=dict)
+    edits: dict[int, FunctionEdits] = field(default_factory=dict)
+    functions: dict[int, cst.FunctionDef] = field(default_factory=dict)
     #: Helpers rewritten for moved tests: ``id(helper)`` -> {(class, test)}.
-    helper_users: Dict[int, Set[Tuple[str, str]]] = field(default_factory=dict)
+    helper_users: dict[int, set[tuple[str, str]]] = field(default_factory=dict)
     #: ``opts`` methods that become classmethods (``id()`` of the FunctionDef): the runtime calls
     #: ``cls.opts()`` to build the shared PG of a continuous class whose tests used ``self.opts()``.
-    classmethod_opts: Set[int] = field(default_factory=set)
+    classmethod_opts: set[int] = field(default_factory=set)
 
     def rewrite_active(self, key: int) -> bool:
         """Whether the rewritten form of function ``key`` is the one to emit."""

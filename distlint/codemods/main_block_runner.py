@@ -13,7 +13,7 @@ nothing else uses it, and the call then gets the name ``AddImportsVisitor`` impo
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -40,7 +40,7 @@ class _RenamePlaceholder(cst.CSTTransformer):
 
 def point_runner_at_placeholder(
     module: cst.Module, runners: Sequence[str] = ("run_tests",)
-) -> Tuple[cst.Module, Optional[cst.CSTNode], str]:
+) -> tuple[cst.Module, cst.CSTNode | None, str]:
     """Replace the main block's torch ``run_tests`` with the placeholder (``runners``: the config's).
 
     Returns the new module, the replaced expression (its imports may go) and a note
@@ -76,10 +76,10 @@ def name_is_bound(module: cst.Module, name: str) -> bool:
     return facts.imports.lookup(name) is not None
 
 
-def finish_runner(module: cst.Module) -> Tuple[cst.Module, Tuple[str, str, Optional[str]]]:
+def finish_runner(module: cst.Module) -> tuple[cst.Module, tuple[str, str, str | None]]:
     """The placeholder becomes ``run_tests`` (or an alias when that name is still taken)."""
     name = DISTLINT_RUNNER[1]
-    alias: Optional[str] = None
+    alias: str | None = None
     if name_is_bound(module, name):
         alias = name = "distlint_run_tests"
     renamed = module.visit(_RenamePlaceholder(name))

@@ -9,8 +9,8 @@ continuous class, or goes to a mixin both derive from; it decides that from whic
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -32,7 +32,7 @@ class Unit:
     """One statement of a class body and the member names it defines."""
 
     statement: cst.BaseStatement
-    names: Tuple[str, ...]
+    names: tuple[str, ...]
     kind: (
         str  # "docstring" | "test" | "hook" | "method" | "attribute" | "class" | "noise" | "other"
     )
@@ -45,25 +45,25 @@ class Unit:
 @dataclass
 class ClassBody:
     node: cst.ClassDef
-    units: List[Unit] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
 
     @property
-    def docstring(self) -> Optional[Unit]:
+    def docstring(self) -> Unit | None:
         return next((u for u in self.units if u.kind == "docstring"), None)
 
     def defines(self, name: str) -> bool:
         return any(name in u.names for u in self.units if u.kind not in ("docstring", "noise"))
 
-    def units_named(self, name: str) -> List[Unit]:
+    def units_named(self, name: str) -> list[Unit]:
         return [u for u in self.units if name in u.names]
 
-    def tests(self) -> List[Unit]:
+    def tests(self) -> list[Unit]:
         return [u for u in self.units if u.kind == "test"]
 
-    def hooks(self) -> List[Unit]:
+    def hooks(self) -> list[Unit]:
         return [u for u in self.units if u.kind == "hook"]
 
-    def others(self) -> List[Unit]:
+    def others(self) -> list[Unit]:
         return [u for u in self.units if u.kind == "other"]
 
 
@@ -71,9 +71,9 @@ def class_statements(node: cst.ClassDef) -> Sequence[cst.BaseStatement]:
     return node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
 
 
-def _assigned_names(line: cst.SimpleStatementLine) -> Optional[Tuple[str, ...]]:
+def _assigned_names(line: cst.SimpleStatementLine) -> tuple[str, ...] | None:
     """Names a class-level attribute line binds; None when the line is something else."""
-    names: List[str] = []
+    names: list[str] = []
     for small in line.body:
         if isinstance(small, cst.Assign):
             for target in small.targets:
@@ -123,7 +123,7 @@ def classify_body(node: cst.ClassDef) -> ClassBody:
 class _Uses(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
-        self.names: Set[str] = set()
+        self.names: set[str] = set()
         self.explicit_super: bool = False
         self.mangled: bool = False
 
@@ -159,7 +159,7 @@ class _Uses(cst.CSTVisitor):
                 self.names.add(name.evaluated_value)
 
 
-def member_uses(nodes: Iterable[cst.CSTNode]) -> FrozenSet[str]:
+def member_uses(nodes: Iterable[cst.CSTNode]) -> frozenset[str]:
     """Member names ``nodes`` use through ``self``/``cls``/``super()``/``type(self)``/getattr."""
     uses = _Uses()
     for node in nodes:
@@ -167,7 +167,7 @@ def member_uses(nodes: Iterable[cst.CSTNode]) -> FrozenSet[str]:
     return frozenset(uses.names)
 
 
-def called_methods(node: cst.CSTNode) -> List[str]:
+def called_methods(node: cst.CSTNode) -> list[str]:
     """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear."""
     import libcst.matchers as matchers
 
@@ -177,11 +177,11 @@ def called_methods(node: cst.CSTNode) -> List[str]:
     return list(dict.fromkeys(call.func.attr.value for call in calls))  # type: ignore[union-attr]
 
 
-def class_level_names(statement: cst.BaseStatement) -> FrozenSet[str]:
+def class_level_names(statement: cst.BaseStatement) -> frozenset[str]:
     """Bare names a class-attribute line reads (``b = a + 1`` reads ``a``)."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return frozenset()
-    found: Set[str] = set()
+    found: set[str] = set()
 
     class _Names(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
@@ -194,13 +194,13 @@ def class_level_names(statement: cst.BaseStatement) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def uses_of_unit(unit: Unit) -> FrozenSet[str]:
+def uses_of_unit(unit: Unit) -> frozenset[str]:
     if unit.kind == "attribute":
         return member_uses([unit.statement]) | class_level_names(unit.statement)
     return member_uses([unit.statement])
 
 
-def needs_fixed_class(nodes: Iterable[cst.CSTNode], owner: str = "") -> Optional[str]:
+def needs_fixed_class(nodes: Iterable[cst.CSTNode], owner: str = "") -> str | None:
     """Why code cannot change class (``super(X, self)`` that cannot become ``super()``,
     name-mangled ``self.__x``), or None. ``owner``: the class the code is in now."""
     uses = _Uses()

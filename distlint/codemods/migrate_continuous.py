@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
-from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.analysis.pg.eligibility import OptionsVariant
 from distlint.codemods import members as m
@@ -53,7 +53,7 @@ from distlint.source import decode_source, parse, verify_python
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING, TORCH_RUNNER_MODULE
 
 #: ``--runtime`` choices: the module that provides ``MultiProcContinuousTest``.
-RUNTIME_MODULES: Dict[str, str] = {
+RUNTIME_MODULES: dict[str, str] = {
     "distlint": DISTLINT_RUNTIME,
     "torch": TORCH_DISTRIBUTED_TESTING,
 }
@@ -79,10 +79,10 @@ class MigrationResult:
     path: str
     original: bytes
     #: The migrated source; ``None`` when nothing changes (or on error).
-    migrated: Optional[bytes] = None
+    migrated: bytes | None = None
     report: FileReport = field(default_factory=lambda: FileReport(""))
     #: A one-line ``path: error: ...`` message when the file could not be migrated.
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -115,8 +115,8 @@ def _analyze(wrapper: MetadataWrapper, config: Config, path: str) -> ModuleAnaly
 def migrate_source(
     source: bytes,
     path: str,
-    config: Optional[Config] = None,
-    options: Optional[MigrateOptions] = None,
+    config: Config | None = None,
+    options: MigrateOptions | None = None,
 ) -> MigrationResult:
     """Migrate one file's bytes; never raises for bad input (see ``MigrationResult.error``)."""
     config = config or Config()
@@ -187,7 +187,7 @@ class _Emitter:
         #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.
-        self.needed: Dict[Target, str] = {}
+        self.needed: dict[Target, str] = {}
         self.by_node = {id(c.node): c for c in plan.classes}
 
     # -- names ------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ class _Emitter:
 
     # -- the module ---------------------------------------------------------------------------
     def module(self) -> cst.Module:
-        body: List[cst.BaseStatement] = []
+        body: list[cst.BaseStatement] = []
         instantiated = {
             id(f.statement): f for factories in self.plan.instantiations.values() for f in factories
         }
@@ -259,7 +259,7 @@ class _Emitter:
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
 
-    def _emit_factory(self, factory: FactoryCall, cls: FamilyClass) -> List[cst.BaseStatement]:
+    def _emit_factory(self, factory: FactoryCall, cls: FamilyClass) -> list[cst.BaseStatement]:
         """The factory call for the continuous class too (alone when the class is gone)."""
         if not cls.has_continuous:
             return [factory.statement]
@@ -284,11 +284,11 @@ class _Emitter:
             )
         return copies if cls.removed else [factory.statement, *copies]
 
-    def _emit_class(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+    def _emit_class(self, cls: FamilyClass) -> list[cst.BaseStatement]:
         mixin_units = cls.units_placed(Placement.MIXIN)
         if not (cls.has_continuous or mixin_units or cls.removed):
             return [cls.node]
-        out: List[cst.BaseStatement] = []
+        out: list[cst.BaseStatement] = []
         if mixin_units:
             out.append(self._mixin(cls, mixin_units))
         if not cls.removed:
@@ -338,7 +338,7 @@ class _Emitter:
 
     def _remaining(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
         moved_tests = {id(d.test.node) for d in cls.moved_tests()}
-        kept: List[cst.BaseStatement] = []
+        kept: list[cst.BaseStatement] = []
         for unit in cls.body.units:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
@@ -368,9 +368,9 @@ class _Emitter:
 
     def _continuous(
         self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
-    ) -> List[cst.ClassDef]:
+    ) -> list[cst.ClassDef]:
         """``X<Suffix>``, or with ``variant`` the class of the tests using those options."""
-        statements: List[cst.BaseStatement] = []
+        statements: list[cst.BaseStatement] = []
         docstring = cls.body.docstring
         if cls.removed and docstring is not None and not variant:
             statements.append(docstring.statement)
@@ -452,7 +452,7 @@ class _Emitter:
         name = f"{cls.variant_name(variant)}Tests"
         return f"_{name}" if name.startswith("Test") else name  # pytest would collect a Test* mixin
 
-    def _class_facts(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+    def _class_facts(self, cls: FamilyClass) -> list[cst.BaseStatement]:
         """world_size / timeout / backend_str() of the class that derives from the continuous base."""
         # Without a world size of its own or from a kept base, the class had its base's default.
         default_world_size = not cls.mro_defines("world_size") and not any(
@@ -463,7 +463,7 @@ class _Emitter:
             self.needed[constant] = constant.name
         return class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
 
-    def _environment(self, cls: FamilyClass) -> List[cst.BaseStatement]:
+    def _environment(self, cls: FamilyClass) -> list[cst.BaseStatement]:
         """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
         environment = cls.analysis.environment
         if (
@@ -479,17 +479,17 @@ class _Emitter:
 
     def _continuous_bases(
         self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
-    ) -> List[str]:
-        names: List[str] = [cls.mixin_name] if has_mixin else []
+    ) -> list[str]:
+        names: list[str] = [cls.mixin_name] if has_mixin else []
         names += self._bases_in_order(cls, variant)
         continuous_base = self._continuous_base(cls)
         if self.options.runtime == "torch" and continuous_base not in names:
             names.append(continuous_base)  # the parent's tests come from its mixin
-        seen: Set[str] = set()
+        seen: set[str] = set()
         return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
-    def _bases_in_order(self, cls: FamilyClass, variant: OptionsVariant = ()) -> List[str]:
-        out: List[str] = []
+    def _bases_in_order(self, cls: FamilyClass, variant: OptionsVariant = ()) -> list[str]:
+        out: list[str] = []
         for base in cls.node.bases:
             if (
                 cls.parent is not None
@@ -521,7 +521,7 @@ class _Emitter:
         edits = self.plan.edits.get(key)
         if edits is None:
             return
-        removed: List[cst.CSTNode] = []
+        removed: list[cst.CSTNode] = []
         function = self.plan.functions[key]
         index = NodeIndex(function).nodes
         for node_id, edit in edits.statements.items():
@@ -586,9 +586,9 @@ def _is_noise(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _spaced(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+def _spaced(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     """A class body's statements with PEP 8 spacing: none before the first, one around methods."""
-    out: List[cst.BaseStatement] = []
+    out: list[cst.BaseStatement] = []
     for index, statement in enumerate(statements):
         if index == 0:
             out.append(strip_blank_leading(statement))

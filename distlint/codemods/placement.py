@@ -15,7 +15,7 @@ which changes the placement again: :meth:`Placer.settle` repeats both until noth
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -32,10 +32,10 @@ class Placer:
 
     def __init__(
         self,
-        order: List[FamilyClass],
-        rewritten: Dict[int, cst.FunctionDef],
-        helper_users: Dict[int, Set[Tuple[str, str]]],
-        top_level_names: Set[str],
+        order: list[FamilyClass],
+        rewritten: dict[int, cst.FunctionDef],
+        helper_users: dict[int, set[tuple[str, str]]],
+        top_level_names: set[str],
     ) -> None:
         self.order = order
         self.classes = {cls.name: cls for cls in order}
@@ -43,7 +43,7 @@ class Placer:
         self.helper_users = helper_users
         self.top_level_names = top_level_names
         #: Units (``id()`` of their statement) that code staying per-test uses, as last computed.
-        self.remaining_demand: Set[int] = set()
+        self.remaining_demand: set[int] = set()
 
     def settle(self) -> None:
         """Place every member and refuse what the resulting shape cannot do, until nothing changes."""
@@ -94,7 +94,7 @@ class Placer:
                 else:
                     cls.placement[key] = Placement.STAY
 
-    def _implicit_continuous_names(self, cls: FamilyClass) -> Set[str]:
+    def _implicit_continuous_names(self, cls: FamilyClass) -> set[str]:
         names = set(RUNTIME_READS)
         if uses_class_opts(cls.root.analysis):
             names.add("opts")
@@ -102,20 +102,20 @@ class Placer:
 
     def _closure(
         self, cls: FamilyClass, roots: Iterable[str], seed_units: Iterable[m.Unit] = ()
-    ) -> Set[int]:
+    ) -> set[int]:
         """Units of ``cls``'s same-file MRO reached from ``roots`` names and ``seed_units``."""
         mro = cls.mro()
-        by_name: Dict[str, List[m.Unit]] = {}
+        by_name: dict[str, list[m.Unit]] = {}
         for member in mro:
             for unit in member.body.units:
                 if unit.kind in ("method", "attribute", "class"):
                     for name in unit.names:
                         by_name.setdefault(name, []).append(unit)
-        reached: Set[int] = set()
+        reached: set[int] = set()
         pending = list(roots)
         for unit in seed_units:
             pending.extend(self._uses(unit))
-        seen: Set[str] = set()
+        seen: set[str] = set()
         while pending:
             name = pending.pop()
             if name in seen:
@@ -127,19 +127,19 @@ class Placer:
                     pending.extend(self._uses(unit))
         return reached
 
-    def _uses(self, unit: m.Unit) -> FrozenSet[str]:
+    def _uses(self, unit: m.Unit) -> frozenset[str]:
         rewritten = self.rewritten.get(id(unit.statement))
         users = self.helper_users.get(id(unit.statement), ())
         if rewritten is not None and any(self.classes[c].decisions[t].moved for c, t in users):
             return m.member_uses([rewritten])
         return m.uses_of_unit(unit)
 
-    def _continuous_demand(self) -> Set[int]:
-        demand: Set[int] = set()
+    def _continuous_demand(self) -> set[int]:
+        demand: set[int] = set()
         for cls in self.order:
             if not cls.has_continuous:
                 continue
-            roots: Set[str] = self._implicit_continuous_names(cls)
+            roots: set[str] = self._implicit_continuous_names(cls)
             for member in cls.mro():
                 for decision in member.moved_tests():
                     roots |= m.member_uses(
@@ -148,13 +148,13 @@ class Placer:
             demand |= self._closure(cls, roots)
         return demand
 
-    def _remaining_demand(self, continuous_demand: Set[int]) -> Set[int]:
-        demand: Set[int] = set()
+    def _remaining_demand(self, continuous_demand: set[int]) -> set[int]:
+        demand: set[int] = set()
         for cls in self.order:
             if cls.removed:
                 continue
-            roots: Set[str] = {"world_size"}
-            seeds: List[m.Unit] = []
+            roots: set[str] = {"world_size"}
+            seeds: list[m.Unit] = []
             for member in cls.mro():
                 for node in member.remaining_test_nodes():
                     roots |= m.member_uses([node])
@@ -224,7 +224,7 @@ class Placer:
                 changed = True
         return changed
 
-    def _continuous_problem(self, cls: FamilyClass) -> Optional[Tuple[str, str]]:
+    def _continuous_problem(self, cls: FamilyClass) -> tuple[str, str] | None:
         """Why ``cls`` cannot get a continuous counterpart in the current shape, or None."""
         for name in [cls.continuous_name, *map(cls.variant_name, cls.variants())]:
             if name in self.top_level_names:
@@ -254,7 +254,7 @@ class Placer:
             )
         return None
 
-    def _base_mismatch(self, cls: FamilyClass) -> Optional[str]:
+    def _base_mismatch(self, cls: FamilyClass) -> str | None:
         """How ``cls``'s tests' PG differs from the one of the continuous class it derives from."""
         facts, root = cls.analysis, cls.root
         for label, mine, theirs in (
@@ -270,20 +270,20 @@ class Placer:
                 return f"its PG {label} `{mine_text}` differs from the `{theirs_text}` of {root.name}'s continuous class"
         return None
 
-    def _placement_of(self, unit: m.Unit) -> Optional[Placement]:
+    def _placement_of(self, unit: m.Unit) -> Placement | None:
         for cls in self.order:
             where = cls.placement.get(id(unit.statement))
             if where is not None:
                 return where
         return None
 
-    def _family_of(self, cls: FamilyClass) -> List[FamilyClass]:
+    def _family_of(self, cls: FamilyClass) -> list[FamilyClass]:
         top = cls.mro()[-1]
         return [top, *top.descendants()]
 
-    def classmethod_opts(self) -> Set[int]:
+    def classmethod_opts(self) -> set[int]:
         """``opts`` methods that become classmethods (the runtime builds the shared PG with ``cls.opts()``)."""
-        found: Set[int] = set()
+        found: set[int] = set()
         for cls in self.order:
             if cls.has_continuous and uses_class_opts(cls.root.analysis):
                 for member in cls.mro():

@@ -28,7 +28,7 @@ base is in :mod:`distlint.codemods.bases`.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from collections.abc import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -63,7 +63,6 @@ from distlint.config import Config
 from distlint.cst_utils import is_string_statement
 from distlint.metadata import node_spans
 
-
 # -- building the plan ----------------------------------------------------------------------
 
 
@@ -77,15 +76,15 @@ class Planner:
         self.config = config
         self.suffix = suffix
         self.names: QualifiedNames = qualified_name_map(wrapper)
-        self.classes: Dict[str, FamilyClass] = {}
-        self.order: List[FamilyClass] = []
-        self.top_level_names: Set[str] = set()
-        self.instantiations: Dict[str, List[FactoryCall]] = {}
+        self.classes: dict[str, FamilyClass] = {}
+        self.order: list[FamilyClass] = []
+        self.top_level_names: set[str] = set()
+        self.instantiations: dict[str, list[FactoryCall]] = {}
         #: Edits per function (tests and helpers), and which tests need which helper rewritten.
-        self.edits: Dict[int, FunctionEdits] = {}
-        self.functions: Dict[int, cst.FunctionDef] = {}
-        self.helper_users: Dict[int, Set[Tuple[str, str]]] = {}  # id(helper) -> {(class, test)}
-        self.rewritten: Dict[int, cst.FunctionDef] = {}
+        self.edits: dict[int, FunctionEdits] = {}
+        self.functions: dict[int, cst.FunctionDef] = {}
+        self.helper_users: dict[int, set[tuple[str, str]]] = {}  # id(helper) -> {(class, test)}
+        self.rewritten: dict[int, cst.FunctionDef] = {}
 
     # -- positions (only for messages) ----------------------------------------------------
     def line_of(self, node: cst.CSTNode) -> int:
@@ -337,8 +336,8 @@ class Planner:
 
     def _prepare_rewrite(self, cls: FamilyClass, test: TestAnalysis) -> None:
         """Record the edits that make ``test`` use the shared PG (raises RewriteError)."""
-        edits: Dict[int, FunctionEdits] = {}
-        helpers: Dict[int, cst.FunctionDef] = {}
+        edits: dict[int, FunctionEdits] = {}
+        helpers: dict[int, cst.FunctionDef] = {}
         functions = {id(test.node): test.node}
         for creation in test.creations:
             self._creation_edits(test.node, creation, edits, helpers)
@@ -355,7 +354,7 @@ class Planner:
                 )
             edit = DROP_FINALLY if isinstance(statement, cst.Try) else REMOVE
             edits.setdefault(id(owner), FunctionEdits.empty()).statements[id(statement)] = edit
-        rewritten: Dict[int, cst.FunctionDef] = {}
+        rewritten: dict[int, cst.FunctionDef] = {}
         for key, function_edits in edits.items():
             merged = self.edits.get(key)
             if merged is not None:  # a helper several tests share: the edits must agree
@@ -388,8 +387,8 @@ class Planner:
         self,
         function: cst.FunctionDef,
         creation: PGCreation,
-        edits: Dict[int, FunctionEdits],
-        helpers: Dict[int, cst.FunctionDef],
+        edits: dict[int, FunctionEdits],
+        helpers: dict[int, cst.FunctionDef],
     ) -> None:
         """Edits that make the PG ``creation`` in ``function`` come from the shared PG."""
         function_edits = edits.setdefault(id(function), FunctionEdits.empty())
@@ -463,8 +462,8 @@ class Planner:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _names_in(nodes: Sequence[cst.CSTNode], wanted: Set[str]) -> List[cst.Name]:
-    found: List[cst.Name] = []
+def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
+    found: list[cst.Name] = []
 
     class _Find(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
@@ -545,7 +544,7 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
     return True
 
 
-def _is_default_group(node: Optional[cst.BaseExpression]) -> bool:
+def _is_default_group(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, cst.Call):
         node = node.func
     written = dotted_name(node) if node is not None else None

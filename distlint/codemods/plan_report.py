@@ -4,17 +4,15 @@ of its tests moved (and where) or left (and why), built from the plan's decision
 
 from __future__ import annotations
 
-from typing import List, Set, Tuple
-
 import libcst as cst
 
-from distlint.codemods.families import FamilyClass, test_variant
 from distlint.analysis.model import Reason
+from distlint.codemods.families import FamilyClass, test_variant
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.cst_utils import code_of
 
 
-def build_report(order: List[FamilyClass], module: cst.Module) -> FileReport:
+def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
     """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
     report = FileReport(path="")
     family = {cls.name for cls in order}
@@ -72,15 +70,15 @@ def build_report(order: List[FamilyClass], module: cst.Module) -> FileReport:
 
 
 def _helper_class_tests(
-    cls: FamilyClass, module: cst.Module, family: Set[str]
-) -> List[Tuple[str, str]]:
+    cls: FamilyClass, module: cst.Module, family: set[str]
+) -> list[tuple[str, str]]:
     """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes
     that are not per-test classes (mixins): they run per-test here, and stay."""
     module_classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
     own = {name for member in cls.mro() for unit in member.body.units for name in unit.names}
-    found: List[Tuple[str, str]] = []
+    found: list[tuple[str, str]] = []
     pending = [b.value.value for b in cls.kept_bases if isinstance(b.value, cst.Name)]
-    seen: Set[str] = set()
+    seen: set[str] = set()
     while pending:
         name = pending.pop(0)
         helper = module_classes.get(name)
@@ -95,10 +93,10 @@ def _helper_class_tests(
     return found
 
 
-def _no_tests_note(cls: FamilyClass, module: cst.Module, family: Set[str]) -> str:
+def _no_tests_note(cls: FamilyClass, module: cst.Module, family: set[str]) -> str:
     """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
     module_classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
-    where: List[str] = []
+    where: list[str] = []
     ancestors = [
         a
         for a in cls.mro()[1:]

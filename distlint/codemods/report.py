@@ -16,7 +16,6 @@ share a PG) or the codemod's own :class:`Why` codes (why it was not moved althou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 from distlint.analysis.model import CodedEnum
 
@@ -74,30 +73,30 @@ class LeftBehind:
 class ClassReport:
     name: str
     #: ``<Class><Suffix>``, when one was created.
-    continuous: Optional[str] = None
+    continuous: str | None = None
     #: The continuous classes of the tests with their own options value (one per value).
-    variants: List[str] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)
     #: Moved tests that went to one of ``variants`` rather than ``continuous``: test -> class.
-    moved_to: Dict[str, str] = field(default_factory=dict)
+    moved_to: dict[str, str] = field(default_factory=dict)
     #: The mixin holding members both classes need, when one was created.
-    mixin: Optional[str] = None
+    mixin: str | None = None
     #: The per-test class was removed (no tests left).
     removed: bool = False
-    moved: List[str] = field(default_factory=list)
-    left: List[LeftBehind] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
+    left: list[LeftBehind] = field(default_factory=list)
     #: The continuous class inherits the tests moved from these classes' continuous classes.
-    inherits_from: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
+    inherits_from: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return bool(self.continuous or self.mixin or self.removed)
 
-    def continuous_classes(self) -> List[str]:
+    def continuous_classes(self) -> list[str]:
         """Every continuous class the tests of this class went to (``continuous`` and ``variants``)."""
         return [self.continuous, *self.variants] if self.continuous else []
 
-    def lines(self) -> List[str]:
+    def lines(self) -> list[str]:
         head = self.name
         if self.continuous:
             head += f" -> {', '.join([self.continuous, *self.variants])}"
@@ -123,9 +122,9 @@ class ClassReport:
 @dataclass
 class FileReport:
     path: str
-    classes: List[ClassReport] = field(default_factory=list)
+    classes: list[ClassReport] = field(default_factory=list)
     #: File-level notes (e.g. a main block distlint could not switch to its runner).
-    notes: List[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def moved_count(self) -> int:

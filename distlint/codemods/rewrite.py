@@ -8,7 +8,7 @@ exactly where they are, at any depth of the function.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Union
+from typing import Union
 
 import libcst as cst
 
@@ -31,11 +31,11 @@ Edit = Union[str, cst.BaseStatement]
 class FunctionEdits:
     """Edits to one function: statement edits by ``id()`` and decorators to drop."""
 
-    statements: Dict[int, Edit]
-    decorators: Set[int]
+    statements: dict[int, Edit]
+    decorators: set[int]
 
     @classmethod
-    def empty(cls) -> "FunctionEdits":
+    def empty(cls) -> FunctionEdits:
         return cls({}, set())
 
     def __bool__(self) -> bool:
@@ -71,7 +71,7 @@ class _Apply(cst.CSTTransformer):
     def __init__(self, edits: FunctionEdits) -> None:
         super().__init__()
         self.edits = edits
-        self.applied: Set[int] = set()
+        self.applied: set[int] = set()
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         key = id(original_node)
@@ -164,7 +164,7 @@ class _RenameSelf(cst.CSTTransformer):
         )
 
 
-def _all_params(params: cst.Parameters) -> List[cst.Param]:
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
     star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
     kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
     return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
@@ -281,7 +281,7 @@ class _ZeroArgSuper(cst.CSTTransformer):
         return updated.with_changes(args=[])
 
 
-def zero_arg_super(function: cst.FunctionDef, owner: str) -> Optional[cst.FunctionDef]:
+def zero_arg_super(function: cst.FunctionDef, owner: str) -> cst.FunctionDef | None:
     """``function`` (a method of class ``owner``) with each ``super(owner, self)`` made ``super()``,
     so that it can move to another class; None when one cannot be (another class, another receiver,
     or inside a nested function, lambda or comprehension, where ``super()`` has no class)."""

@@ -26,9 +26,7 @@ class RenderOptions:
     statistics: bool = False
 
 
-def render(
-    format_name: str, report: "CheckReport", options: RenderOptions = RenderOptions()
-) -> str:
+def render(format_name: str, report: CheckReport, options: RenderOptions = RenderOptions()) -> str:
     if format_name not in FORMATS:
         raise ValueError(f"unknown format {format_name!r}")
     module = importlib.import_module(f"{__name__}.{format_name}")
@@ -51,7 +49,7 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def statistics_lines(report: "CheckReport") -> list:
+def statistics_lines(report: CheckReport) -> list:
     """``count  CODE  name`` per rule, most frequent first."""
     counts: dict = {}
     for finding in report.findings:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING
 
 from distlint.output import RenderOptions
 
@@ -18,8 +18,8 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation_lines(report: "CheckReport") -> List[str]:
-    lines: List[str] = []
+def annotation_lines(report: CheckReport) -> list[str]:
+    lines: list[str] = []
     for outcome in report.outcomes:
         for error in outcome.errors:
             lines.append(
@@ -34,5 +34,5 @@ def annotation_lines(report: "CheckReport") -> List[str]:
     return lines
 
 
-def render(report: "CheckReport", options: RenderOptions) -> str:
+def render(report: CheckReport, options: RenderOptions) -> str:
     return "".join(line + "\n" for line in annotation_lines(report))

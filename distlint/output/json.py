@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any
 
 from distlint.output import RenderOptions
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 FIELDS = ("path", "line", "column", "end_line", "end_column", "code", "name", "message", "fixable")
 
 
-def as_objects(report: "CheckReport") -> List[Dict[str, Any]]:
+def as_objects(report: CheckReport) -> list[dict[str, Any]]:
     return [
         {
             "path": f.path,
@@ -30,5 +30,5 @@ def as_objects(report: "CheckReport") -> List[Dict[str, Any]]:
     ]
 
 
-def render(report: "CheckReport", options: RenderOptions) -> str:
+def render(report: CheckReport, options: RenderOptions) -> str:
     return json.dumps(as_objects(report), indent=2) + "\n"

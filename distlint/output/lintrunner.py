@@ -11,7 +11,7 @@ messages and to exit 0, which ``distlint check --format lintrunner`` does.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any
 
 from distlint.output import RenderOptions, source_text
 
@@ -22,15 +22,15 @@ ERROR_CODE = "DISTLINT"
 
 
 def _message(
-    path: Optional[str],
-    line: Optional[int],
-    char: Optional[int],
+    path: str | None,
+    line: int | None,
+    char: int | None,
     code: str,
     name: str,
     description: str,
-    original: Optional[str] = None,
-    replacement: Optional[str] = None,
-) -> Dict[str, Any]:
+    original: str | None = None,
+    replacement: str | None = None,
+) -> dict[str, Any]:
     return {
         "path": path,
         "line": line,
@@ -44,8 +44,8 @@ def _message(
     }
 
 
-def messages(report: "CheckReport") -> List[Dict[str, Any]]:
-    out: List[Dict[str, Any]] = []
+def messages(report: CheckReport) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for outcome in report.outcomes:
         for error in outcome.errors:
             out.append(_message(outcome.path, None, None, ERROR_CODE, "file-error", error))
@@ -79,5 +79,5 @@ def messages(report: "CheckReport") -> List[Dict[str, Any]]:
     return out
 
 
-def render(report: "CheckReport", options: RenderOptions) -> str:
+def render(report: CheckReport, options: RenderOptions) -> str:
     return "".join(json.dumps(message) + "\n" for message in messages(report))

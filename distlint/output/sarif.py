@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import distlint
@@ -24,7 +24,7 @@ def artifact_uri(path: str) -> str:
     return quote(PurePath(path).as_posix())
 
 
-def _rule_descriptor(rule: Any) -> Dict[str, Any]:
+def _rule_descriptor(rule: Any) -> dict[str, Any]:
     documentation = rule.documentation()
     return {
         "id": rule.code,
@@ -36,17 +36,17 @@ def _rule_descriptor(rule: Any) -> Dict[str, Any]:
     }
 
 
-def document(report: "CheckReport") -> Dict[str, Any]:
+def document(report: CheckReport) -> dict[str, Any]:
     from distlint.rules import all_rules  # rule docs: only this format needs them
 
     rules = list(all_rules())
     index = {rule.code: i for i, rule in enumerate(rules)}
-    results: List[Dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     for f in report.findings:
         region = {"startLine": f.line, "startColumn": f.col}
         if f.end_line:
             region.update(endLine=f.end_line, endColumn=f.end_col or f.col)
-        result: Dict[str, Any] = {
+        result: dict[str, Any] = {
             "ruleId": f.code,
             "level": "error",
             "message": {"text": f.message},
@@ -105,5 +105,5 @@ def document(report: "CheckReport") -> Dict[str, Any]:
     }
 
 
-def render(report: "CheckReport", options: RenderOptions) -> str:
+def render(report: CheckReport, options: RenderOptions) -> str:
     return json.dumps(document(report), indent=2) + "\n"

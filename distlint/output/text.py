@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING
 
 from distlint.output import RenderOptions, plural, source_text, statistics_lines
 
@@ -10,17 +10,17 @@ if TYPE_CHECKING:
     from distlint.engine import CheckReport
 
 
-def finding_lines(report: "CheckReport") -> List[str]:
+def finding_lines(report: CheckReport) -> list[str]:
     return [f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}" for f in report.findings]
 
 
-def summary(report: "CheckReport", mode: str = "check") -> str:
+def summary(report: CheckReport, mode: str = "check") -> str:
     findings = report.findings
     files_with = len({f.path for f in findings})
     fixable = sum(f.fixable for f in findings)
     unreadable = sum(1 for outcome in report.outcomes if outcome.errors)
     checked = len(report.outcomes)
-    parts: List[str] = []
+    parts: list[str] = []
     if mode == "fix":
         fixed = sum(o.fixed_count for o in report.outcomes if o.written)
         files_fixed = sum(1 for o in report.outcomes if o.written)
@@ -51,17 +51,17 @@ def summary(report: "CheckReport", mode: str = "check") -> str:
     return " ".join(parts)
 
 
-def render(report: "CheckReport", options: RenderOptions) -> str:
+def render(report: CheckReport, options: RenderOptions) -> str:
     lines = statistics_lines(report) if options.statistics else finding_lines(report)
     if options.mode == "diff":
         return "".join(_diffs(report))
     return "\n".join(lines + [summary(report, options.mode)]) + "\n"
 
 
-def _diffs(report: "CheckReport") -> List[str]:
+def _diffs(report: CheckReport) -> list[str]:
     import difflib
 
-    chunks: List[str] = []
+    chunks: list[str] = []
     for outcome in report.outcomes:
         if outcome.fixed is None or outcome.original is None:
             continue

@@ -5,18 +5,17 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from functools import lru_cache
-from typing import Dict, List, Type
+from functools import cache
 
 from distlint.rules.base import LintRule
 
 _RULE_MODULE = re.compile(r"^dl\d{3}_\w+$")
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_rules() -> tuple:
     """All rule classes, sorted by code."""
-    found: List[Type[LintRule]] = []
+    found: list[type[LintRule]] = []
     for info in pkgutil.iter_modules(__path__):
         if not _RULE_MODULE.match(info.name):
             continue
@@ -41,5 +40,5 @@ def all_rules() -> tuple:
     return tuple(sorted(found, key=lambda rule: rule.code))
 
 
-def rules_by_code() -> Dict[str, Type[LintRule]]:
+def rules_by_code() -> dict[str, type[LintRule]]:
     return {rule.code: rule for rule in all_rules()}

@@ -15,16 +15,12 @@ without such an example never offers a fix.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
     Any,
     ClassVar,
-    FrozenSet,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
     Union,
 )
 
@@ -52,9 +48,9 @@ class Fix:
     when unused), never by editing import lines by hand.
     """
 
-    edits: Tuple[Tuple[cst.CSTNode, Replacement], ...] = ()
-    add_imports: Tuple[ImportSpec, ...] = ()
-    remove_imports: Tuple[ImportSpec, ...] = ()
+    edits: tuple[tuple[cst.CSTNode, Replacement], ...] = ()
+    add_imports: tuple[ImportSpec, ...] = ()
+    remove_imports: tuple[ImportSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,15 +69,15 @@ class Invalid:
 
     code: str
     #: Substring every report of this example must contain (``None``: not checked).
-    expected_message: Optional[str] = None
+    expected_message: str | None = None
     #: The source after ``--fix`` (``None``: the rule has no fix for this example).
-    expected_fix: Optional[str] = None
+    expected_fix: str | None = None
     #: How many reports the rule must make on this example.
     count: int = 1
     #: Where the (first) report must be, 1-based as ``distlint check`` prints it
     #: (``None``: not checked). Set them where the reported place matters.
-    line: Optional[int] = None
-    column: Optional[int] = None
+    line: int | None = None
+    column: int | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
     path: str = "test_example.py"
 
@@ -93,7 +89,7 @@ class Report:
     rule: type  # the LintRule subclass
     node: cst.CSTNode
     message: str
-    fix: Optional[Fix] = None
+    fix: Fix | None = None
 
 
 class LintRule(cst.BatchableCSTVisitor):
@@ -133,14 +129,14 @@ class LintRule(cst.BatchableCSTVisitor):
             cls.name, cls.default_enabled = entry.name, entry.default_enabled
             cls.may_report = staticmethod(entry.may_report)  # type: ignore[method-assign]
 
-    def __init__(self, context: "FileContext") -> None:
+    def __init__(self, context: FileContext) -> None:
         super().__init__()
         self.context = context
         self.reports: list[Report] = []
 
     # -- pre-screen -----------------------------------------------------------------
     @staticmethod
-    def may_report(screen: "PreScreen", config: "Config") -> bool:
+    def may_report(screen: PreScreen, config: Config) -> bool:
         """Cheap, conservative test: ``False`` only when the rule provably cannot report.
 
         A rule of the table gets its entry's function (:mod:`distlint.screens`); a rule
@@ -150,7 +146,7 @@ class LintRule(cst.BatchableCSTVisitor):
 
     # -- reporting ------------------------------------------------------------------
     @property
-    def config(self) -> "Config":
+    def config(self) -> Config:
         return self.context.config
 
     def report(
@@ -158,8 +154,8 @@ class LintRule(cst.BatchableCSTVisitor):
         node: cst.CSTNode,
         message: str,
         *,
-        fix: Optional[Fix] = None,
-        replacement: Optional[Replacement] = None,
+        fix: Fix | None = None,
+        replacement: Replacement | None = None,
     ) -> None:
         """Report ``node``. ``replacement`` is shorthand for a fix replacing ``node``."""
         if replacement is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from libcst import Module
 
-from distlint.analysis.pg.eligibility import describe_short
 from distlint.analysis.model import ExecutionModel, TestAnalysis
 from distlint.analysis.pg import module_analysis
+from distlint.analysis.pg.eligibility import describe_short
 from distlint.rules.base import Invalid, LintRule, Valid
 
 

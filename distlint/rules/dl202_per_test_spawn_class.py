@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from libcst import Module
 
-from distlint.analysis.pg.eligibility import reason_counts
-from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
 from distlint.analysis.pg import module_analysis
+from distlint.analysis.pg.eligibility import reason_counts
+from distlint.analysis.pg.execution import integer_literal
 from distlint.rules.base import Invalid, LintRule, Valid
 
 

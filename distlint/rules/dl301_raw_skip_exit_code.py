@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from typing import List, Optional, Tuple
-
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -19,9 +16,9 @@ EXIT_FUNCTIONS = {"sys.exit": "sys.exit", "os._exit": "os._exit"}
 PROVIDERS = (TORCH_DISTRIBUTED_TESTING, DISTLINT_RUNTIME, "distlint.runtime.skips")
 
 
-def registry_reference(module: cst.Module) -> Tuple[Optional[str], bool]:
+def registry_reference(module: cst.Module) -> tuple[str | None, bool]:
     """How this module can name the registry (``TEST_SKIPS``, ``cd.TEST_SKIPS``), and whether it uses distlint.runtime."""
-    reference: Optional[str] = None
+    reference: str | None = None
     uses_runtime = False
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -192,7 +189,7 @@ class RawSkipExitCode(LintRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
-        self._reference: Optional[Tuple[Optional[str], bool]] = None
+        self._reference: tuple[str | None, bool] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
@@ -214,7 +211,7 @@ class RawSkipExitCode(LintRule):
         if self._reference is None:
             self._reference = registry_reference(self._module)
         reference, uses_runtime = self._reference
-        add: List[ImportSpec] = []
+        add: list[ImportSpec] = []
         if reference is None:
             reference = "TEST_SKIPS"
             add.append(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List
-
 import libcst as cst
 
 from distlint.analysis.names import node_names, qualified_name_map
@@ -125,7 +123,7 @@ class MisspelledContinuousBase(LintRule):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self._uses: List[cst.Name] = []
+        self._uses: list[cst.Name] = []
 
     def _is_misspelled_base(self, node: cst.CSTNode) -> bool:
         return bool(
@@ -143,7 +141,7 @@ class MisspelledContinuousBase(LintRule):
                 self._imports.append(alias)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._imports: List[cst.ImportAlias] = []
+        self._imports: list[cst.ImportAlias] = []
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == MISSPELLED and self._is_misspelled_base(node):

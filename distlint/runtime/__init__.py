@@ -78,7 +78,7 @@ def __getattr__(name: str) -> Any:
     return __getattr__(replacement)
 
 
-def __dir__() -> "list[str]":
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_PUBLIC))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any, Optional
+from typing import Any
 
 
 def _is_tensor(value: Any) -> bool:
@@ -43,10 +43,10 @@ def tensors_equal_or_raise(
     actual: Any,
     expected: Any,
     *,
-    rtol: Optional[float],
-    atol: Optional[float],
+    rtol: float | None,
+    atol: float | None,
     exact_dtype: bool,
-    msg: Optional[str],
+    msg: str | None,
     failure_exception: type,
 ) -> None:
     import torch
@@ -97,10 +97,10 @@ class TensorAssertionsMixin:
         self,
         first: Any,
         second: Any,
-        msg: Optional[str] = None,
+        msg: str | None = None,
         *,
-        atol: Optional[float] = None,
-        rtol: Optional[float] = None,
+        atol: float | None = None,
+        rtol: float | None = None,
         exact_dtype: bool = True,
     ) -> None:
         if (atol is None) != (rtol is None):
@@ -118,7 +118,7 @@ class TensorAssertionsMixin:
             return
         super().assertEqual(first, second, msg=msg)  # type: ignore[misc]
 
-    def assertNotEqual(self, first: Any, second: Any, msg: Optional[str] = None) -> None:  # noqa: N802
+    def assertNotEqual(self, first: Any, second: Any, msg: str | None = None) -> None:  # noqa: N802
         if _contains_tensor(first) or _contains_tensor(second):
             try:
                 self.assertEqual(first, second)

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import unittest
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, ClassVar, Dict, Mapping, Optional
+from typing import Any, ClassVar
 
 from . import pool_registry
 from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unmet, requirements_of
@@ -39,11 +40,11 @@ __unittest = True
 MIN_STARTUP_TIMEOUT_S = 60.0
 
 # Per class, never inherited: a subclass resolves its own plan.
-_plans: Dict[type, ClassPlan] = {}
+_plans: dict[type, ClassPlan] = {}
 # The pool config of (class, world size), with the environment as it was when
 # the class started (after its setUpClass): computed once per class run, not
 # per test, since a test body runs on the ranks and cannot change it here.
-_configs: Dict[tuple, Any] = {}
+_configs: dict[tuple, Any] = {}
 
 
 class RankFailure(RuntimeError):
@@ -93,7 +94,7 @@ class MultiProcContinuousTest(TestCaseBase):
     worker_env: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
-    def backend_str(cls) -> Optional[str]:
+    def backend_str(cls) -> str | None:
         """ "nccl", "gloo", or None for NCCL where CUDA can serve the world size, else gloo."""
         return None
 
@@ -153,7 +154,7 @@ class MultiProcContinuousTest(TestCaseBase):
 
     # -- per test ---------------------------------------------------------------
 
-    def run(self, result: Optional[unittest.TestResult] = None) -> Optional[unittest.TestResult]:
+    def run(self, result: unittest.TestResult | None = None) -> unittest.TestResult | None:
         role = current_role()
         if role is Role.WORKER or _in_one_process(self):
             return super().run(result)

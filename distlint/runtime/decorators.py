@@ -21,7 +21,8 @@ import multiprocessing
 import os
 import sys
 import unittest
-from typing import Any, Callable, NoReturn, Optional, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, Callable, NoReturn, TypeVar
 
 from . import environment
 from .markers import is_continuous
@@ -40,8 +41,8 @@ REQUIRED_WORLD_SIZE_ATTR = "_required_world_size"
 class RequirementContext:
     """What a requirement may look at: the world the test runs in."""
 
-    world_size: Optional[int]
-    backend: Optional[str]
+    world_size: int | None
+    backend: str | None
 
     def gpu_count(self) -> int:
         return environment.cuda_device_count()
@@ -50,7 +51,7 @@ class RequirementContext:
 class Requirement:
     """Something a test needs; ``unmet`` names the skip when it is missing."""
 
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:  # pragma: no cover - interface
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -59,7 +60,7 @@ class AtLeastGpus(Requirement):
     count: int
     allow_cpu: bool = False
 
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:
         gpus = ctx.gpu_count()
         if gpus >= self.count or (self.allow_cpu and gpus == 0):
             return None
@@ -70,7 +71,7 @@ class AtLeastGpus(Requirement):
 class BackendBuilt(Requirement):
     backend: str
 
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:
         if environment.backend_available(self.backend):
             return None
         name = "nccl" if self.backend == "nccl" else "backend_unavailable"
@@ -79,7 +80,7 @@ class BackendBuilt(Requirement):
 
 @dataclasses.dataclass(frozen=True)
 class GpuPerRank(Requirement):
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:
         gpus = ctx.gpu_count()
         if gpus == 0:
             return REGISTRY.by_name("no_cuda")
@@ -90,7 +91,7 @@ class GpuPerRank(Requirement):
 
 @dataclasses.dataclass(frozen=True)
 class EvenWorldSize(Requirement):
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:
         if ctx.world_size is not None and ctx.world_size % 2 == 1:
             return REGISTRY.by_name("odd_worldsize")
         return None
@@ -107,7 +108,7 @@ class WorldSize(Requirement):
 
     size: int
 
-    def unmet(self, ctx: RequirementContext) -> Optional[TestSkip]:
+    def unmet(self, ctx: RequirementContext) -> TestSkip | None:
         if ctx.world_size is not None and ctx.world_size < self.size:
             return REGISTRY.by_name("small_worldsize")
         if ctx.backend == "nccl" and ctx.gpu_count() < self.size:
@@ -119,7 +120,7 @@ def requirements_of(obj: Any) -> tuple:
     return tuple(getattr(obj, REQUIREMENTS_ATTR, ()))
 
 
-def first_unmet(requirements: Sequence[Requirement], ctx: RequirementContext) -> Optional[TestSkip]:
+def first_unmet(requirements: Sequence[Requirement], ctx: RequirementContext) -> TestSkip | None:
     for requirement in requirements:
         skip = requirement.unmet(ctx)
         if skip is not None:
@@ -136,8 +137,8 @@ def signal_skip(entry: TestSkip) -> NoReturn:
 
 def _context_from_call(args: tuple) -> RequirementContext:
     """Best knowledge of the world from inside a running test."""
-    world_size: Optional[int] = None
-    backend: Optional[str] = None
+    world_size: int | None = None
+    backend: str | None = None
     test = args[0] if args else None
     size = getattr(test, "world_size", None) if isinstance(test, unittest.TestCase) else None
     if isinstance(size, int) and size > 0:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
 
 #: Set to 0 (or false/no/off) to turn fast start off: per-test classes spawn, nothing starts early.
 FAST_SPAWN_ENV = "DISTLINT_FAST_SPAWN"
@@ -52,7 +51,7 @@ def _in_child_or_server() -> bool:
     return mp.parent_process() is not None or bool(getattr(current, "_inheriting", False))
 
 
-def torch_imports_of(path: str) -> List[str]:
+def torch_imports_of(path: str) -> list[str]:
     """The ``torch.*`` modules a script imports at its top level (read with ast; nothing is imported)."""
     import ast
 
@@ -61,7 +60,7 @@ def torch_imports_of(path: str) -> List[str]:
             tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return []
-    names: List[str] = []
+    names: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
@@ -72,7 +71,7 @@ def torch_imports_of(path: str) -> List[str]:
     return [name for name in dict.fromkeys(names) if name == "torch" or name.startswith("torch.")]
 
 
-def from_main_module() -> Optional[bool]:
+def from_main_module() -> bool | None:
     """Called by ``distlint/runtime/__init__.py``; starts the fork server if this is a script's own import."""
     from .role import launched_by_torchrun
 

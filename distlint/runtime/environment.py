@@ -10,10 +10,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Optional
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_device_count() -> int:
     """Visible CUDA devices; 0 on CPU-only builds.  Does not create a CUDA context."""
     import torch
@@ -23,7 +22,7 @@ def cuda_device_count() -> int:
     return torch.cuda.device_count()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def backend_available(name: str) -> bool:
     """Whether c10d was built with this backend ("gloo", "nccl", "mpi", ...)."""
     import torch.distributed as dist
@@ -53,7 +52,7 @@ def cuda_initialized_here() -> bool:
     return bool(torch is not None and torch.cuda.is_initialized())
 
 
-def cuda_build_version() -> "tuple[int, ...] | None":
+def cuda_build_version() -> tuple[int, ...] | None:
     """The CUDA version torch was built with, or None for CPU/ROCm builds (or no torch).
 
     Read from ``torch.version`` once torch is imported; before that from torch's
@@ -71,8 +70,8 @@ def cuda_build_version() -> "tuple[int, ...] | None":
         return None
 
 
-@functools.lru_cache(maxsize=None)
-def _torch_version_field(name: str) -> Optional[str]:
+@functools.cache
+def _torch_version_field(name: str) -> str | None:
     """A literal assignment in the installed torch's ``version.py``, without importing torch."""
     import ast
     import importlib.util

@@ -14,7 +14,7 @@ import random
 import sys
 import traceback
 import unittest
-from typing import Any, Optional, Tuple
+from typing import Any
 
 from .protocol import Status
 from .skips import REGISTRY
@@ -34,7 +34,7 @@ def format_exception(exc: BaseException, skip_frames: int = 0) -> str:
 
 def classify_exception(
     exc: BaseException, failure_exception: type = AssertionError
-) -> Tuple[Status, str]:
+) -> tuple[Status, str]:
     """Map what a test raised on a rank to a status and a detail text."""
     if isinstance(exc, unittest.SkipTest):
         return Status.SKIPPED, str(exc)
@@ -118,7 +118,7 @@ class RankSession:
             cls.world_size = self.world_size
         cls.pg = self.pg
 
-    def enter_class(self, cls: type) -> Optional[Tuple[Status, str]]:
+    def enter_class(self, cls: type) -> tuple[Status, str] | None:
         """Run setUpClass on this rank once; the error (if any) is remembered for later tests."""
         if cls in self._class_setup_errors:
             return self._class_setup_errors[cls]
@@ -138,7 +138,7 @@ class RankSession:
         self._class_setup_errors[cls] = error
         return error
 
-    def exit_class(self, cls: type) -> Optional[str]:
+    def exit_class(self, cls: type) -> str | None:
         """tearDownClass + class cleanups on this rank, if the class was set up here."""
         if cls not in self._class_setup_errors:
             return None
@@ -164,7 +164,7 @@ class RankSession:
 
         return dist.is_initialized() and dist.group.WORLD is self.world
 
-    def run_test(self, cls: type, method_name: str) -> Tuple[Status, str]:
+    def run_test(self, cls: type, method_name: str) -> tuple[Status, str]:
         if self.run_class_fixtures:
             setup_error = self.enter_class(cls)
             if setup_error is not None:
@@ -175,7 +175,7 @@ class RankSession:
         seed_everything()
         reset_dtensor_rng()
         failure_exception = getattr(test, "failureException", AssertionError)
-        outcome: Tuple[Status, str] = (Status.PASSED, "")
+        outcome: tuple[Status, str] = (Status.PASSED, "")
         try:
             test.setUp()
         except BaseException as exc:  # noqa: BLE001

@@ -40,7 +40,7 @@ import threading
 import time
 from multiprocessing import context as mp_context
 from multiprocessing import popen_forkserver  # Unix only, as the fork server is
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable
 
 from . import early_start, forkserver, start_method
 
@@ -50,8 +50,8 @@ SUPPORT_MODULES = ("torch.testing._internal.common_utils", COMMON_DISTRIBUTED)
 #: The exit code of a fast-start rank whose dispatcher disappeared (as a pool worker's).
 EXIT_DISPATCHER_GONE = 70
 
-_original: Optional[Callable[..., Any]] = None
-_noted: Set[str] = set()
+_original: Callable[..., Any] | None = None
+_noted: set[str] = set()
 _lock = threading.Lock()
 
 
@@ -67,13 +67,13 @@ def _note_once(key: str, message: str) -> None:
 # ---- turning it on and off ----------------------------------------------------------
 
 
-def per_test_base() -> Optional[type]:
+def per_test_base() -> type | None:
     """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
     module = sys.modules.get(COMMON_DISTRIBUTED)
     return getattr(module, "MultiProcessTestCase", None)
 
 
-def shape_problem(base: type) -> Optional[str]:
+def shape_problem(base: type) -> str | None:
     """Why ``base`` is not the MultiProcessTestCase this module knows how to change, or None."""
     spawn = inspect.getattr_static(base, "_spawn_processes", None)
     start = inspect.getattr_static(base, "_start_processes", None)
@@ -127,7 +127,7 @@ def installed() -> bool:
     return _original is not None
 
 
-def spawn_reason() -> Optional[str]:
+def spawn_reason() -> str | None:
     """Why the next per-test ranks must use spawn, or None to fork them from the server."""
     method = start_method.choose_start_method()
     if method != start_method.FORKSERVER:
@@ -204,7 +204,7 @@ def _popen(process_obj: Any) -> Any:
     return popen_spawn_posix.Popen(process_obj)
 
 
-def _fork_unless_env_changed(process_obj: Any) -> Optional[Any]:
+def _fork_unless_env_changed(process_obj: Any) -> Any | None:
     """Fork the rank from the server, or None when torch would see another import-time environment there."""
     changed = forkserver.import_time_env_changed()
     if changed:
@@ -226,7 +226,7 @@ class _ForkServerPopen(popen_forkserver.Popen):
     fail early.  Here a rank that is still alive stays "running".
     """
 
-    def poll(self, flag: int = os.WNOHANG) -> Optional[int]:
+    def poll(self, flag: int = os.WNOHANG) -> int | None:
         if self.returncode is None:
             from multiprocessing import forkserver as mp_forkserver
             from multiprocessing.connection import wait
@@ -261,7 +261,7 @@ class _Handoff:
     """Pickled with the process; unpickling it in the rank applies the dispatcher's state there."""
 
     def __init__(self) -> None:
-        self.environ: Dict[str, str] = {}
+        self.environ: dict[str, str] = {}
 
     def __reduce__(self):
         from multiprocessing import reduction
@@ -278,7 +278,7 @@ class _Handoff:
         return _adopt, (self.environ, fds[0], fds[1])
 
 
-def _adopt(environ: Dict[str, str], stdout: Any, stderr: Any) -> _Handoff:
+def _adopt(environ: dict[str, str], stdout: Any, stderr: Any) -> _Handoff:
     """In the rank, while it is unpickled (before the test's module is imported): the dispatcher's
     environment and output."""
     if environ:
@@ -315,7 +315,7 @@ def _exit_with_dispatcher(dispatcher_pid: int) -> None:
     import multiprocessing
 
     try:
-        pidfd: Optional[int] = os.pidfd_open(dispatcher_pid)
+        pidfd: int | None = os.pidfd_open(dispatcher_pid)
     except ProcessLookupError:
         os._exit(EXIT_DISPATCHER_GONE)
     except (AttributeError, OSError):  # no pidfd_open here
@@ -332,7 +332,7 @@ def _exit_with_dispatcher(dispatcher_pid: int) -> None:
 
 
 def watch_dispatcher(
-    dispatcher_pid: int, pidfd: Optional[int], sentinel: Optional[int], on_gone: Callable[[], None]
+    dispatcher_pid: int, pidfd: int | None, sentinel: int | None, on_gone: Callable[[], None]
 ) -> None:
     """Block until the dispatcher is gone, then call ``on_gone`` (see :func:`_exit_with_dispatcher`)."""
     import select

@@ -35,7 +35,8 @@ import signal
 import sys
 import tempfile
 import threading
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Callable, TypeVar
 
 from . import start_method
 
@@ -76,10 +77,10 @@ class _Server:
     """What this process knows about the server it started (one at a time)."""
 
     def __init__(self) -> None:
-        self.pid: Optional[int] = None
-        self.folder: Optional[str] = None
-        self.manifest: Optional[str] = None  # path the server waits for; None once published
-        self.imported_under: Optional[Dict[str, str]] = (
+        self.pid: int | None = None
+        self.folder: str | None = None
+        self.manifest: str | None = None  # path the server waits for; None once published
+        self.imported_under: dict[str, str] | None = (
             None  # the server's report (see import_time_env_changed)
         )
         self.restarts = 0
@@ -95,7 +96,7 @@ def _mp_server():
     return forkserver._forkserver
 
 
-def running_pid() -> Optional[int]:
+def running_pid() -> int | None:
     """The pid of the fork server this process started, if one is running."""
     return getattr(_mp_server(), "_forkserver_pid", None)
 
@@ -191,7 +192,7 @@ def _import_time(name: str) -> bool:
     return name in IMPORT_TIME_ENV or name.startswith(IMPORT_TIME_ENV_PREFIXES)
 
 
-def import_time_env_changed() -> List[str]:
+def import_time_env_changed() -> list[str]:
     """Variables read at torch's import that this process has and the running server had otherwise (sorted).
 
     Known once the server has preloaded (see :func:`prepare`).  A variable only the
@@ -315,7 +316,7 @@ def _discard_folder() -> None:
     _server.pid = _server.folder = _server.manifest = None
 
 
-def bounded_start(start_process: Callable[[], T], timeout_s: Optional[float] = None) -> T:
+def bounded_start(start_process: Callable[[], T], timeout_s: float | None = None) -> T:
     """Call ``start_process`` (which connects to the server); kill the server if it takes longer than the bound.
 
     After :func:`prepare` the server only has to fork; one that does not is wedged.
@@ -382,7 +383,7 @@ def stop() -> None:
         _discard_folder()
 
 
-def _kill_and_forget(pid: Optional[int]) -> None:
+def _kill_and_forget(pid: int | None) -> None:
     if pid is not None:
         try:
             os.kill(pid, signal.SIGKILL)

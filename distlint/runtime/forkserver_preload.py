@@ -27,7 +27,8 @@ import os
 import shutil
 import sys
 import time
-from typing import Any, Dict, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 SPEC_ENV = "DISTLINT_FORKSERVER_SPEC"  # the same name as forkserver.SPEC_ENV (that module is not imported here)
 MANIFEST_POLL_S = 0.01
@@ -44,7 +45,7 @@ def _import_all(names: Iterable[str]) -> None:
             pass
 
 
-def _recreate_main(entry: Dict[str, str]) -> None:
+def _recreate_main(entry: dict[str, str]) -> None:
     """Import ``__main__`` as multiprocessing's children do (as ``__mp_main__``), so they find it done."""
     from multiprocessing import process, spawn
 
@@ -62,7 +63,7 @@ def _recreate_main(entry: Dict[str, str]) -> None:
         del process.current_process()._inheriting
 
 
-def _apply(manifest: Dict[str, Any]) -> None:
+def _apply(manifest: dict[str, Any]) -> None:
     if "sys_path" in manifest:
         sys.path[:] = manifest["sys_path"]
     _import_all(manifest.get("modules", ()))
@@ -70,7 +71,7 @@ def _apply(manifest: Dict[str, Any]) -> None:
         _recreate_main(manifest["main"])
 
 
-def _wait_for_manifest(path: str) -> Dict[str, Any]:
+def _wait_for_manifest(path: str) -> dict[str, Any]:
     """Poll for the manifest; leave if the dispatcher (our parent) is gone."""
     parent = os.getppid()
     while not os.path.exists(path):

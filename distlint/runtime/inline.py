@@ -36,7 +36,7 @@ import threading
 import time
 import unittest
 from datetime import timedelta
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any
 
 from .class_pg import tests_pg
 from .execute import RankSession
@@ -53,7 +53,7 @@ EXCHANGE_MARGIN_S = WATCHDOG_MARGIN_S + GRACE_S + 2.0
 PEER_WATCH_INTERVAL_S = 0.05
 
 
-def socket_fds() -> Set[int]:
+def socket_fds() -> set[int]:
     """This process's open sockets (file descriptors), from /proc."""
     found = set()
     try:
@@ -69,7 +69,7 @@ def socket_fds() -> Set[int]:
     return found
 
 
-def shut_down_sockets(fds: Set[int]) -> None:
+def shut_down_sockets(fds: set[int]) -> None:
     """Shut down the connections among these sockets, so whoever waits on one errors out.
 
     Shut down, not closed (their owner closes them), and listening sockets are
@@ -94,11 +94,11 @@ class _InlineRank:
         store, _, _ = next(dist.rendezvous("env://", timeout=timedelta(seconds=300)))
         self._base_store = dist.PrefixStore(f"distlint/{run_id}/", store)
         self._results = dist.PrefixStore("results/", self._base_store)
-        self.config: Optional[PoolConfig] = None
+        self.config: PoolConfig | None = None
         self.generation = 0
         self.seq = 0
-        self.session: Optional[RankSession] = None
-        self._sockets_before_pg: Optional[Set[int]] = None
+        self.session: RankSession | None = None
+        self._sockets_before_pg: set[int] | None = None
         self._abandon_lock = threading.Lock()
 
     def ensure_pg(self, config: PoolConfig) -> RankSession:
@@ -193,10 +193,10 @@ class _InlineRank:
                 return False
         return False
 
-    def collect(self, local: RankResult, deadline: float) -> Tuple[Dict[int, RankResult], Set[int]]:
+    def collect(self, local: RankResult, deadline: float) -> tuple[dict[int, RankResult], set[int]]:
         """Every rank's result for this test (until the deadline), and the ranks that were stopped."""
         results = {local.rank: local}
-        stopped: Set[int] = set()
+        stopped: set[int] = set()
         for peer in range(self.world_size):
             if peer == local.rank:
                 continue
@@ -212,7 +212,7 @@ class _InlineRank:
                     stopped.add(peer)
         return results, stopped
 
-    def watch_peers(self, seq: int) -> Tuple[threading.Event, threading.Thread]:
+    def watch_peers(self, seq: int) -> tuple[threading.Event, threading.Thread]:
         """While test ``seq`` runs: abandon this rank's PG as soon as a peer posts a failure."""
         done = threading.Event()
 
@@ -228,7 +228,7 @@ class _InlineRank:
         return done, thread
 
 
-def _encode(result: RankResult, stopped: bool = False) -> Dict[str, Any]:
+def _encode(result: RankResult, stopped: bool = False) -> dict[str, Any]:
     return {
         "stopped": stopped,
         "seq": result.seq,
@@ -240,7 +240,7 @@ def _encode(result: RankResult, stopped: bool = False) -> Dict[str, Any]:
     }
 
 
-def _decode(data: Dict[str, Any]) -> Tuple[RankResult, bool]:
+def _decode(data: dict[str, Any]) -> tuple[RankResult, bool]:
     result = RankResult(
         seq=data["seq"],
         test_id=data["test_id"],
@@ -252,7 +252,7 @@ def _decode(data: Dict[str, Any]) -> Tuple[RankResult, bool]:
     return result, bool(data.get("stopped"))
 
 
-_state: Optional[_InlineRank] = None
+_state: _InlineRank | None = None
 
 
 def _rank_state() -> _InlineRank:

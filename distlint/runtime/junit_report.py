@@ -24,7 +24,7 @@ import tempfile
 import time
 import unittest
 import xml.etree.ElementTree as ET
-from typing import Dict, Iterable, List, Optional, Tuple
+from collections.abc import Iterable
 
 #: Where run_tests() writes the report when neither its argument nor --junit-xml says.
 JUNIT_XML_ENV = "DISTLINT_JUNIT_XML"
@@ -52,7 +52,7 @@ class CaseRecord:
     seconds: float = 0.0
 
 
-def identify(test: unittest.TestCase) -> Tuple[str, str]:
+def identify(test: unittest.TestCase) -> tuple[str, str]:
     """(classname, name) of a test, or of a class/module fixture unittest reports as an _ErrorHolder."""
     method = getattr(test, "_testMethodName", None)
     if method is not None:
@@ -69,8 +69,8 @@ class RecordingTextResult(unittest.TextTestResult):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.cases: Dict[str, CaseRecord] = {}
-        self._started: Dict[str, float] = {}
+        self.cases: dict[str, CaseRecord] = {}
+        self._started: dict[str, float] = {}
 
     def _case(self, test: unittest.TestCase) -> CaseRecord:
         key = test.id()
@@ -136,13 +136,13 @@ class RecordingTextResult(unittest.TextTestResult):
         case.outcome, case.kind, case.message = FAILURE, "unexpectedSuccess", "unexpected success"
 
 
-def take_option(argv: List[str]) -> Tuple[List[str], Optional[str]]:
+def take_option(argv: list[str]) -> tuple[list[str], str | None]:
     """Remove ``--junit-xml PATH`` / ``--junit-xml=PATH`` from argv; the rest and the path (last wins).
 
     ValueError when the option has no path.
     """
-    rest: List[str] = []
-    path: Optional[str] = None
+    rest: list[str] = []
+    path: str | None = None
     items = iter(argv)
     for item in items:
         if item == JUNIT_XML_OPTION:
@@ -157,7 +157,7 @@ def take_option(argv: List[str]) -> Tuple[List[str], Optional[str]]:
     return rest, path
 
 
-def path_for_rank(path: Optional[str], rank: Optional[int]) -> Optional[str]:
+def path_for_rank(path: str | None, rank: int | None) -> str | None:
     """Where this process writes: rank 0 only under torchrun, unless the path has ``{rank}``."""
     if not path:
         return None

@@ -22,7 +22,8 @@ import sys
 import time
 import types
 import unittest
-from typing import NoReturn, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import NoReturn
 
 from . import pool_registry
 from .role import Role, current_role
@@ -39,9 +40,9 @@ def _runner_class(stream, result_class):
 
 
 def run_tests(
-    argv: Optional[Sequence[str]] = None,
-    module: Union[str, types.ModuleType] = "__main__",
-    junit_xml: Optional[str] = None,
+    argv: Sequence[str] | None = None,
+    module: str | types.ModuleType = "__main__",
+    junit_xml: str | None = None,
 ) -> NoReturn:
     """Run the module's tests and exit: 0 when all passed (skips allowed), 1 otherwise.
 

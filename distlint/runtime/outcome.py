@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 from .protocol import RankResult, Status
 
@@ -48,7 +48,7 @@ class Observation:
         default_factory=dict
     )  # rank -> registry message
     death_stacks: Mapping[int, str] = dataclasses.field(default_factory=dict)
-    timed_out_after_s: Optional[float] = None  # set when the deadline passed
+    timed_out_after_s: float | None = None  # set when the deadline passed
     hung_stacks: Mapping[int, str] = dataclasses.field(default_factory=dict)
     stopped: Sequence[int] = ()  # ranks cut short after a peer failed or skipped
 

@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Dict, List, Sequence
+from collections.abc import Sequence
 
 from . import forkserver
 from . import start_method as start_methods
@@ -28,7 +28,7 @@ from .worker_pool import PoolStartError, PoolState, WorkerPool
 
 MAX_LIVE_POOLS = 2
 
-_pools: "collections.OrderedDict[PoolConfig, WorkerPool]" = collections.OrderedDict()
+_pools: collections.OrderedDict[PoolConfig, WorkerPool] = collections.OrderedDict()
 _lock = threading.RLock()
 _hooks_installed = False
 _previous_sigterm = None
@@ -96,12 +96,12 @@ def _start_registered(
     return pool
 
 
-def pools_serving(cls_ref) -> List[WorkerPool]:
+def pools_serving(cls_ref) -> list[WorkerPool]:
     with _lock:
         return [pool for pool in _pools.values() if cls_ref in pool.entered]
 
 
-def live_pools() -> List[WorkerPool]:
+def live_pools() -> list[WorkerPool]:
     with _lock:
         return [pool for pool in _pools.values() if pool.state in (PoolState.READY, PoolState.NEW)]
 
@@ -146,7 +146,7 @@ def install_exit_hooks() -> None:
             signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-def stats() -> Dict[str, int]:
+def stats() -> dict[str, int]:
     """Counters for tests and benchmarks."""
     with _lock:
         return {

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import itertools
-from typing import Optional
 
 
 class Status(str, enum.Enum):
@@ -32,7 +31,7 @@ class ClassRef:
 
     module: str
     qualname: str
-    file: Optional[str] = None
+    file: str | None = None
 
     def describe(self) -> str:
         return f"{self.module}.{self.qualname}"
@@ -44,7 +43,7 @@ class WorkerSpec:
 
     rank: int
     world_size: int
-    backend: Optional[str]  # passed to init_process_group as is
+    backend: str | None  # passed to init_process_group as is
     backend_name: str  # resolved name, exported as $BACKEND ("gloo", "nccl")
     bind_cuda: bool  # call torch.cuda.set_device(rank) before init
     device_type: str
@@ -52,7 +51,7 @@ class WorkerSpec:
     store_path: str
     stack_path: str
     output_path: str
-    options_owner: Optional[ClassRef]  # whose opts() builds the PG options
+    options_owner: ClassRef | None  # whose opts() builds the PG options
     environ: tuple  # (name, value) pairs: the dispatcher's environment
 
 
@@ -87,8 +86,8 @@ class Shutdown:
 class WorkerReady:
     rank: int
     pid: int
-    init_skip: Optional[str] = None  # PG init asked to skip (registry message)
-    init_error: Optional[str] = None  # PG init failed (traceback)
+    init_skip: str | None = None  # PG init asked to skip (registry message)
+    init_error: str | None = None  # PG init failed (traceback)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +105,7 @@ class RankResult:
 class ClassExited:
     seq: int
     rank: int
-    error: Optional[str] = None
+    error: str | None = None
 
 
 _sequence = itertools.count(1)

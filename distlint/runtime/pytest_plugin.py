@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 OPTION = "--distlint-fast-spawn"
 INI = "distlint_fast_spawn"
@@ -83,7 +84,7 @@ class FastStartSession:
     def pytest_collection_finish(self, session: Any) -> None:
         from . import fast_start, forkserver
 
-        modules: List[str] = []
+        modules: list[str] = []
         if fast_start.install():
             base = fast_start.per_test_base()
             for item in session.items:
@@ -107,7 +108,7 @@ class FastStartSession:
 # ---- GPUs for pytest-xdist workers ----------------------------------------------------
 
 
-def split_devices(visible: Sequence[str], worker: int, workers: int) -> Optional[List[str]]:
+def split_devices(visible: Sequence[str], worker: int, workers: int) -> list[str] | None:
     """Worker ``worker`` of ``workers``'s share of ``visible``: equal, disjoint, in order.
 
     None when there are fewer devices than workers (no equal non-empty share).
@@ -118,7 +119,7 @@ def split_devices(visible: Sequence[str], worker: int, workers: int) -> Optional
     return list(visible[worker * share : (worker + 1) * share])
 
 
-def visible_gpus(environ: Optional[dict] = None) -> List[str]:
+def visible_gpus(environ: dict | None = None) -> list[str]:
     """The GPUs a CUDA process here would see, without importing torch or touching CUDA."""
     env = os.environ if environ is None else environ
     listed = env.get("CUDA_VISIBLE_DEVICES")
@@ -131,7 +132,7 @@ def visible_gpus(environ: Optional[dict] = None) -> List[str]:
     return [str(index) for index in range(count)]
 
 
-def assign_gpus_to_xdist_worker() -> Optional[List[str]]:
+def assign_gpus_to_xdist_worker() -> list[str] | None:
     """In a pytest-xdist worker: set CUDA_VISIBLE_DEVICES to this worker's share of the GPUs."""
     name = os.environ.get("PYTEST_XDIST_WORKER", "")
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")

@@ -18,8 +18,9 @@ import dataclasses
 import inspect
 import os
 import sys
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Dict, Mapping, Optional
+from typing import Any
 
 from . import environment
 from .markers import is_continuous_base
@@ -43,13 +44,13 @@ _VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 class PoolConfig:
     """Everything that makes two pools interchangeable.  Hashable: it is the pool key."""
 
-    backend: Optional[str]  # argument for init_process_group
+    backend: str | None  # argument for init_process_group
     backend_name: str  # "gloo" / "nccl" / other
     world_size: int
     bind_cuda: bool
     device_type: str
     pg_timeout_s: float
-    options_owner: Optional[ClassRef]  # None when opts() is None, so any such class can share
+    options_owner: ClassRef | None  # None when opts() is None, so any such class can share
     environ: tuple = ()
 
 
@@ -57,8 +58,8 @@ class PoolConfig:
 class ClassPlan:
     """How the tests of one class run here: a pool config, or a skip for all of them."""
 
-    config: Optional[PoolConfig]
-    skip: Optional[TestSkip]
+    config: PoolConfig | None
+    skip: TestSkip | None
     test_timeout_s: float
 
 
@@ -88,7 +89,7 @@ def timeout_seconds(cls: type) -> float:
     return seconds
 
 
-def declared_world_size(cls: type) -> Optional[int]:
+def declared_world_size(cls: type) -> int | None:
     """The class's world size (class attribute or property), None when not declared. 0 is a
     declared size too: ``min(4, torch.cuda.device_count())`` on a machine without GPUs."""
     attr = inspect.getattr_static(cls, "world_size", None)
@@ -109,7 +110,7 @@ def _call_classmethod(cls: type, name: str) -> Any:
     return attr() if callable(attr) else attr
 
 
-def _declared_device_type(cls: type) -> Optional[str]:
+def _declared_device_type(cls: type) -> str | None:
     """A device_type the class overrides itself (method, property or string), else None."""
     for klass in cls.__mro__:
         if "device_type" not in vars(klass):
@@ -131,7 +132,7 @@ def _declared_device_type(cls: type) -> Optional[str]:
     return None
 
 
-def declared_environment(cls: type) -> Dict[str, str]:
+def declared_environment(cls: type) -> dict[str, str]:
     """The class's ``worker_env``: variables its ranks start with, before the PG is created.
 
     Part of the pool key, so classes that declare different environments never share a pool
@@ -150,14 +151,14 @@ def declared_environment(cls: type) -> Dict[str, str]:
     return dict(declared)
 
 
-def environ_key(declared: Optional[Mapping[str, str]] = None) -> tuple:
+def environ_key(declared: Mapping[str, str] | None = None) -> tuple:
     """The environment a pool's ranks start with: this process's, then the class's ``worker_env``."""
     environ = {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV}
     environ.update(declared or {})
     return tuple(sorted(environ.items()))
 
 
-def plan_for_class(cls: type, world_size: Optional[int] = None) -> ClassPlan:
+def plan_for_class(cls: type, world_size: int | None = None) -> ClassPlan:
     """Resolve ``cls`` (optionally with a test's required world size) against this machine."""
     test_timeout = timeout_seconds(cls)
     requested = _call_classmethod(cls, "backend_str")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Optional
 
 
 class Role(enum.Enum):
@@ -23,11 +22,11 @@ class Role(enum.Enum):
     INLINE = "inline"
 
 
-_role: Optional[Role] = None
+_role: Role | None = None
 _worker_device_type = "cpu"
 
 
-def launched_by_torchrun(environ: Optional[dict] = None) -> bool:
+def launched_by_torchrun(environ: dict | None = None) -> bool:
     """True in a process started by torchrun / torch.distributed.run."""
     env = os.environ if environ is None else environ
     return "TORCHELASTIC_RUN_ID" in env and "RANK" in env and "WORLD_SIZE" in env

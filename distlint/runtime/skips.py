@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 import unittest
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Iterator, Mapping, NamedTuple, Optional
+from typing import NamedTuple
 
 from distlint import skipcodes
 
@@ -95,13 +96,13 @@ class SkipRegistry:
                 f"no skip named {name!r} (known: {', '.join(sorted(self._by_name))})"
             ) from None
 
-    def name_for_code(self, exit_code: object) -> Optional[str]:
+    def name_for_code(self, exit_code: object) -> str | None:
         """The registered name for an exit code, or None when it is not a skip code."""
         if isinstance(exit_code, bool) or not isinstance(exit_code, int):
             return None
         return self._name_by_code.get(exit_code)
 
-    def by_code(self, exit_code: object) -> Optional[TestSkip]:
+    def by_code(self, exit_code: object) -> TestSkip | None:
         name = self.name_for_code(exit_code)
         return None if name is None else self._by_name[name]
 
@@ -131,7 +132,7 @@ def skip_for_name(name: str) -> TestSkip:
     return REGISTRY.by_name(name)
 
 
-def skip_for_code(exit_code: object) -> Optional[TestSkip]:
+def skip_for_code(exit_code: object) -> TestSkip | None:
     return REGISTRY.by_code(exit_code)
 
 

@@ -31,11 +31,11 @@ FORKSERVER = "forkserver"
 _forkserver_failed = False
 
 
-def python_version() -> "tuple[int, int]":
+def python_version() -> tuple[int, int]:
     return sys.version_info[:2]
 
 
-def forkserver_unsafe_reason() -> "str | None":
+def forkserver_unsafe_reason() -> str | None:
     if sys.platform != "linux":
         return f"platform {sys.platform}"
     if python_version() >= (3, 14):

@@ -25,12 +25,12 @@ them the classes fall back to unittest's TestCase with a tensor-aware ``assertEq
 from __future__ import annotations
 
 import unittest
-from typing import Any, Optional
+from typing import Any
 
 from .assertions import TensorAssertionsMixin
 
 
-def _import_torch_test_case() -> "tuple[Optional[type], Any]":
+def _import_torch_test_case() -> tuple[type | None, Any]:
     try:
         from torch.testing._internal import common_utils
     except Exception:  # noqa: BLE001 - numpy/expecttest missing, or a torch without the helpers

@@ -24,7 +24,7 @@ import sys
 import threading
 from datetime import timedelta
 from multiprocessing.connection import Connection
-from typing import Any, Optional
+from typing import Any
 
 from . import role
 from .class_pg import tests_pg
@@ -101,7 +101,7 @@ def _install_stack_dumps(path: str) -> None:
     faulthandler.register(signal.SIGUSR1, file=_stack_file, all_threads=True, chain=False)
 
 
-def _exit_when_dispatcher_dies(pool_dir: Optional[str]) -> None:
+def _exit_when_dispatcher_dies(pool_dir: str | None) -> None:
     """Exit if the dispatcher goes (even SIGKILLed); rank 0 then removes the pool's directory."""
     import multiprocessing
     import shutil
@@ -189,7 +189,7 @@ def _run_test(session: RankSession, message: RunTest) -> RankResult:
 
 
 def _exit_class(session: RankSession, message: ExitClass) -> ClassExited:
-    error: Optional[str]
+    error: str | None
     try:
         error = session.exit_class(load_class(message.cls))
     except BaseException as exc:  # noqa: BLE001

@@ -24,12 +24,12 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from multiprocessing.connection import wait
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable
 
-from . import forkserver
+from . import forkserver, worker
 from . import start_method as start_methods
-from . import worker
 from .outcome import Observation, Outcome, Verdict, decide_outcome
 from .protocol import (
     ClassExited,
@@ -87,14 +87,14 @@ class _Rank:
 
 @dataclasses.dataclass
 class _Gathered:
-    replies: Dict[int, object]
-    deaths: Dict[int, int]  # rank -> exit code (negative: signal)
-    pending: List[int]
+    replies: dict[int, object]
+    deaths: dict[int, int]  # rank -> exit code (negative: signal)
+    pending: list[int]
     timed_out: bool
     cut_short: bool
 
 
-def describe_exit(exitcode: Optional[int]) -> str:
+def describe_exit(exitcode: int | None) -> str:
     if exitcode is None:
         return "is still running"
     if exitcode < 0:
@@ -107,7 +107,7 @@ def describe_exit(exitcode: Optional[int]) -> str:
     return f"exited with code {exitcode}" + (f" (skip code {name!r})" if name else "")
 
 
-def _read_from(path: str, offset: int) -> "tuple[str, int]":
+def _read_from(path: str, offset: int) -> tuple[str, int]:
     try:
         with open(path, "rb") as handle:
             handle.seek(offset)
@@ -155,12 +155,12 @@ class WorkerPool:
         self.start_method = method
         self.generation = next(_generations)
         self.state = PoolState.NEW
-        self.init_skip: Optional[str] = None
+        self.init_skip: str | None = None
         self.entered: set = set()  # ClassRefs whose setUpClass ran on these ranks
-        self.last_test_id: Optional[str] = None
+        self.last_test_id: str | None = None
         self.stale_messages = 0
-        self._ranks: List[_Rank] = []
-        self._dir: Optional[str] = None
+        self._ranks: list[_Rank] = []
+        self._dir: str | None = None
 
     # -- life cycle -----------------------------------------------------------
 
@@ -232,7 +232,7 @@ class WorkerPool:
             time.monotonic() + timeout_s,
             starts_grace=lambda msg: bool(msg.init_error or msg.init_skip),
         )
-        replies: Dict[int, WorkerReady] = got.replies  # type: ignore[assignment]
+        replies: dict[int, WorkerReady] = got.replies  # type: ignore[assignment]
         errors = [m.init_error for _, m in sorted(replies.items()) if m.init_error]
         skips = [m.init_skip for _, m in sorted(replies.items()) if m.init_skip]
         if errors:
@@ -301,7 +301,7 @@ class WorkerPool:
             self.state = PoolState.CLOSED
 
     @staticmethod
-    def _wait_exit(ranks: List[_Rank], timeout_s: float) -> None:
+    def _wait_exit(ranks: list[_Rank], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         waiting = [r for r in ranks if r.process.exitcode is None]
         while waiting:
@@ -377,7 +377,7 @@ class WorkerPool:
             stopped=got.pending if got.cut_short else (),
         )
 
-    def exit_class(self, cls: ClassRef, timeout_s: float) -> List[str]:
+    def exit_class(self, cls: ClassRef, timeout_s: float) -> list[str]:
         """Run the class's tearDownClass on every rank; the errors, one text per rank."""
         if self.state is not PoolState.READY or cls not in self.entered:
             return []
@@ -423,12 +423,12 @@ class WorkerPool:
         self,
         is_answer: Callable[[int, object], bool],
         deadline: float,
-        starts_grace: Optional[Callable[[object], bool]] = None,
+        starts_grace: Callable[[object], bool] | None = None,
     ) -> _Gathered:
         """Wait for one answer per rank, a death, the deadline, or the end of the grace period."""
-        replies: Dict[int, object] = {}
-        deaths: Dict[int, int] = {}
-        grace_end: Optional[float] = None
+        replies: dict[int, object] = {}
+        deaths: dict[int, int] = {}
+        grace_end: float | None = None
         timed_out = cut_short = False
         while True:
             pending = [r for r in self._ranks if r.rank not in replies and r.rank not in deaths]
@@ -467,7 +467,7 @@ class WorkerPool:
         return _Gathered(replies, deaths, pending_ranks, timed_out, cut_short)
 
     def _drain(
-        self, r: _Rank, is_answer: Callable[[int, object], bool], replies: Dict[int, object]
+        self, r: _Rank, is_answer: Callable[[int, object], bool], replies: dict[int, object]
     ) -> None:
         try:
             while r.conn.poll():
@@ -479,7 +479,7 @@ class WorkerPool:
         except (EOFError, OSError):
             r.conn_open = False
 
-    def _dump_stacks(self, ranks: List[int]) -> Dict[int, str]:
+    def _dump_stacks(self, ranks: list[int]) -> dict[int, str]:
         """Ask hung ranks for their Python stacks (faulthandler on SIGUSR1) and read them."""
         targets = [
             self._ranks[rank]
@@ -494,7 +494,7 @@ class WorkerPool:
             except OSError:
                 pass
         deadline = time.monotonic() + STACK_DUMP_WAIT_S
-        sizes: Dict[int, int] = {}
+        sizes: dict[int, int] = {}
         while targets and time.monotonic() < deadline:
             time.sleep(0.05)
             now_sizes = {r.rank: _file_size(r.stack_path) for r in targets}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, Tuple
+from typing import TYPE_CHECKING, Callable
 
 from distlint.screens.main_block import may_require_main, may_run_tests_at_import, screened_shape
 from distlint.screens.pg_names import (
@@ -61,7 +61,7 @@ class RuleScreen:
 # -- the pre-screens --------------------------------------------------------------------------
 
 
-def no_main_block_may_report(screen: "PreScreen", config: "Config") -> bool:
+def no_main_block_may_report(screen: PreScreen, config: Config) -> bool:
     """DL101: a module that needs a main block (tests, the convention) and may have none."""
     if not may_require_main(screen, config):
         return False
@@ -69,7 +69,7 @@ def no_main_block_may_report(screen: "PreScreen", config: "Config") -> bool:
     return shape is None or not shape.has_guard
 
 
-def main_block_without_runner_may_report(screen: "PreScreen", config: "Config") -> bool:
+def main_block_without_runner_may_report(screen: PreScreen, config: Config) -> bool:
     """DL102: a main block that is required and does not surely run the tests."""
     if not may_require_main(screen, config):
         return False
@@ -77,25 +77,25 @@ def main_block_without_runner_may_report(screen: "PreScreen", config: "Config") 
     return shape is None or (shape.has_guard and not shape.guard_surely_runs)
 
 
-def tests_after_main_block_may_report(screen: "PreScreen", config: "Config") -> bool:
+def tests_after_main_block_may_report(screen: PreScreen, config: Config) -> bool:
     """DL103: code after the main block."""
     shape = screened_shape(screen, config)
     return shape is None or shape.code_after_guard
 
 
-def continuous_launch_may_report(screen: "PreScreen", config: "Config") -> bool:
+def continuous_launch_may_report(screen: PreScreen, config: Config) -> bool:
     """DL105: a hand launch of a continuous class enters ``run_rank``."""
     return screen.has_any_word({RANK_ENTRY})
 
 
-def may_have_per_test_pg(screen: "PreScreen", config: "Config") -> bool:
+def may_have_per_test_pg(screen: PreScreen, config: Config) -> bool:
     """DL201/DL202: a per-test spawn class AND a PG creation in the same file."""
     return screen.has_any_word(per_test_words(config)) and screen.has_any_word(
         creation_words(config)
     )
 
 
-def pg_lifecycle_may_report(screen: "PreScreen", config: "Config") -> bool:
+def pg_lifecycle_may_report(screen: PreScreen, config: Config) -> bool:
     """DL203: a continuous class AND a lifecycle call in the same file."""
     return screen.has_any_word(continuous_words(config)) and screen.has_any_word(lifecycle_words())
 
@@ -110,19 +110,19 @@ def has_exit_with_skip_code(source: bytes) -> bool:
     return False
 
 
-def raw_skip_exit_code_may_report(screen: "PreScreen", config: "Config") -> bool:
+def raw_skip_exit_code_may_report(screen: PreScreen, config: Config) -> bool:
     """DL301: ``exit(N)`` / ``_exit(N)`` with N a registered code, as an integer literal."""
     return screen.has_any_word({"exit", "_exit"}) and has_exit_with_skip_code(screen.source)
 
 
-def misspelled_base_may_report(screen: "PreScreen", config: "Config") -> bool:
+def misspelled_base_may_report(screen: PreScreen, config: Config) -> bool:
     """DL302: the misspelled name itself."""
     return screen.has_any_word({MISSPELLED_CONTINUOUS_BASE})
 
 
 #: Every rule, sorted by code (``tests/test_rules_registry``-style tests assert the rule
 #: modules define exactly these codes).
-RULE_SCREENS: Tuple[RuleScreen, ...] = (
+RULE_SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DL101", "no-main-block", True, no_main_block_may_report),
     RuleScreen("DL102", "main-block-without-runner", True, main_block_without_runner_may_report),
     RuleScreen("DL103", "tests-after-main-block", True, tests_after_main_block_may_report),
@@ -134,4 +134,4 @@ RULE_SCREENS: Tuple[RuleScreen, ...] = (
     RuleScreen("DL301", "raw-skip-exit-code", True, raw_skip_exit_code_may_report),
     RuleScreen("DL302", "misspelled-continuous-base", True, misspelled_base_may_report),
 )
-SCREENS_BY_CODE: Dict[str, RuleScreen] = {entry.code: entry for entry in RULE_SCREENS}
+SCREENS_BY_CODE: dict[str, RuleScreen] = {entry.code: entry for entry in RULE_SCREENS}

@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 import re
 import weakref
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING
 
-from distlint.screens.runners import RAISERS, all_runners, convention_runners
 from distlint.screens.names import last_component, names_match_any
+from distlint.screens.runners import RAISERS, all_runners, convention_runners
 
 if TYPE_CHECKING:
     from distlint.config import Config
@@ -112,7 +113,7 @@ class ScreenShape:
     may_run_at_import: bool
 
 
-def _ast_dotted(node: ast.AST) -> Optional[str]:
+def _ast_dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -130,7 +131,7 @@ _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 def _statements(tree: ast.Module) -> Iterator[ast.AST]:
     """Every statement of the file at any depth (plus except handlers and match cases)."""
-    stack: List[ast.AST] = list(tree.body)
+    stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
         yield node
@@ -147,11 +148,11 @@ class _Definitions:
     """What one walk over the statements collects for :func:`screen_shape`."""
 
     has_class_or_test: bool = False
-    defined: Set[str] = field(default_factory=set)
-    imports_as: List[Tuple[str, str]] = field(
+    defined: set[str] = field(default_factory=set)
+    imports_as: list[tuple[str, str]] = field(
         default_factory=list
     )  # (imported name, its ``as`` name)
-    assigns: List[Tuple[str, str]] = field(
+    assigns: list[tuple[str, str]] = field(
         default_factory=list
     )  # (target, the dotted name assigned)
 
@@ -179,7 +180,7 @@ def _definitions(tree: ast.Module) -> _Definitions:
     return found
 
 
-def _runner_aliases(found: _Definitions, runner_last: Set[str]) -> Set[str]:
+def _runner_aliases(found: _Definitions, runner_last: set[str]) -> set[str]:
     """Every name that may be bound to a runner anywhere (imports ``as``, ``x = ...run_tests``),
     through chains of aliases in any order (``a = run_tests; b = a``)."""
     names = set(runner_last)
@@ -229,7 +230,7 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
     code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
     found = _definitions(tree)
     may_have_tests = found.has_class_or_test or _may_generate_tests(tree)
-    suspicious: Optional[Set[str]] = None  # computed for the first call at import, if any
+    suspicious: set[str] | None = None  # computed for the first call at import, if any
     may_run_at_import = False
     for statement in tree.body:
         if statement in guards:
@@ -250,12 +251,12 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
     )
 
 
-_SHAPES: "weakref.WeakKeyDictionary[PreScreen, Dict[Tuple[str, ...], Optional[ScreenShape]]]" = (
+_SHAPES: weakref.WeakKeyDictionary[PreScreen, dict[tuple[str, ...], ScreenShape | None]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShape]:
+def screened_shape(screen: PreScreen, config: Config) -> ScreenShape | None:
     """The file's :class:`ScreenShape` (memoised per screen); ``None`` when ``ast`` cannot parse it."""
     per_screen = _SHAPES.setdefault(screen, {})
     key = tuple(config.runners)
@@ -265,7 +266,7 @@ def screened_shape(screen: "PreScreen", config: "Config") -> Optional[ScreenShap
     return per_screen[key]
 
 
-def may_run_tests_at_import(screen: "PreScreen", config: "Config") -> bool:
+def may_run_tests_at_import(screen: PreScreen, config: Config) -> bool:
     """DL104's pre-screen: a call at import that may be (or may reach) a runner, and a runner's
     name in the file. The libcst analysis only counts a call as a runner when its name, or
     what an import or assignment of this file binds it to, is a runner's (``run_tests``,
@@ -280,13 +281,13 @@ def may_run_tests_at_import(screen: "PreScreen", config: "Config") -> bool:
     )
 
 
-def may_belong_to_convention(screen: "PreScreen", config: "Config") -> bool:
+def may_belong_to_convention(screen: PreScreen, config: Config) -> bool:
     """Conservative: a convention runner's name occurs in the file (every import or use
     of one spells its last name component)."""
     return screen.has_any_word({last_component(r) for r in convention_runners(config.runners)})
 
 
-def may_require_main(screen: "PreScreen", config: "Config") -> bool:
+def may_require_main(screen: PreScreen, config: Config) -> bool:
     """The pre-screen twin of :func:`main_block_required` (conservative: ``True`` whenever
     the libcst analysis could say ``True``)."""
     if config.require_main == "never":

@@ -6,7 +6,7 @@ No libcst here: the pre-screens (:mod:`distlint.screens`) run before anything im
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def names_match_any(resolved: Iterable[str], wanted: Iterable[str]) -> bool:

@@ -7,8 +7,9 @@ the libcst analysis (:mod:`distlint.analysis.pg`) matches the same names.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING
 
 from distlint.screens.names import last_component
 
@@ -36,7 +37,7 @@ CONTINUOUS_BASES = frozenset(
     }
 )
 #: Backend classes whose constructor creates a PG, and the backend they are.
-BACKEND_CONSTRUCTORS: Dict[str, str] = {
+BACKEND_CONSTRUCTORS: dict[str, str] = {
     "ProcessGroupNCCL": "nccl",
     "ProcessGroupGloo": "gloo",
     "ProcessGroupUCC": "ucc",
@@ -49,17 +50,17 @@ ABORT_METHODS = frozenset({"abort", "shutdown", "_shutdown"})
 #: Helpers of bases defined in other files that create a PG, with where their arguments are.
 @dataclass(frozen=True)
 class HelperSignature:
-    backend: Optional[str] = None  # fixed backend, when the helper implies one
-    backend_arg: Tuple[Optional[int], Optional[str]] = (None, "backend")
-    world_size_arg: Tuple[Optional[int], Optional[str]] = (None, "world_size")
-    options_arg: Tuple[Optional[int], Optional[str]] = (None, None)
-    timeout_arg: Tuple[Optional[int], Optional[str]] = (None, "timeout")
-    store_arg: Tuple[Optional[int], Optional[str]] = (None, "store")
+    backend: str | None = None  # fixed backend, when the helper implies one
+    backend_arg: tuple[int | None, str | None] = (None, "backend")
+    world_size_arg: tuple[int | None, str | None] = (None, "world_size")
+    options_arg: tuple[int | None, str | None] = (None, None)
+    timeout_arg: tuple[int | None, str | None] = (None, "timeout")
+    store_arg: tuple[int | None, str | None] = (None, "store")
     #: A ``device`` argument whose literal ("cuda"/"cpu") picks the backend (create_pg).
-    device_arg: Tuple[Optional[int], Optional[str]] = (None, None)
+    device_arg: tuple[int | None, str | None] = (None, None)
 
 
-KNOWN_HELPERS: Dict[str, HelperSignature] = {
+KNOWN_HELPERS: dict[str, HelperSignature] = {
     # test_c10d_nccl.py: _create_process_group_nccl(store, opts, device_id=None)
     "_create_process_group_nccl": HelperSignature(
         backend="nccl", options_arg=(1, "opts"), store_arg=(0, "store")
@@ -84,7 +85,7 @@ KNOWN_HELPERS: Dict[str, HelperSignature] = {
 KNOWN_PG_DECORATORS = frozenset({"with_comms"})
 
 
-def config_names(entries: Sequence[str]) -> FrozenSet[str]:
+def config_names(entries: Sequence[str]) -> frozenset[str]:
     """Config entries (qualified or bare) as the bare names the pre-screen and matching use."""
     return frozenset(last_component(entry) for entry in entries)
 
@@ -92,12 +93,12 @@ def config_names(entries: Sequence[str]) -> FrozenSet[str]:
 # -- pre-screen words (cheap, conservative: a file without them cannot have a DL2xx finding) -------
 
 
-def per_test_words(config: "Config") -> FrozenSet[str]:
+def per_test_words(config: Config) -> frozenset[str]:
     """A per-test spawn class needs one of these in the file."""
     return frozenset(SPAWN_METHODS) | PER_TEST_BASES | config_names(config.per_test_bases)
 
 
-def creation_words(config: "Config") -> FrozenSet[str]:
+def creation_words(config: Config) -> frozenset[str]:
     """A PG creation needs one of these in the file (helpers end in one of them too)."""
     return (
         frozenset({"init_process_group", "init_device_mesh"})
@@ -110,11 +111,11 @@ def creation_words(config: "Config") -> FrozenSet[str]:
     )
 
 
-def continuous_words(config: "Config") -> FrozenSet[str]:
+def continuous_words(config: Config) -> frozenset[str]:
     return CONTINUOUS_BASES | config_names(config.continuous_bases)
 
 
-def lifecycle_words() -> FrozenSet[str]:
+def lifecycle_words() -> frozenset[str]:
     return (
         frozenset({"init_process_group", "destroy_process_group", "destroy_pg"})
         | ABORT_FUNCTIONS

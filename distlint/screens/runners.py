@@ -6,7 +6,7 @@ pre-screen (:mod:`distlint.screens.main_block`) and the fixes.
 
 from __future__ import annotations
 
-from typing import Iterable, Tuple
+from collections.abc import Iterable
 
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
@@ -25,11 +25,11 @@ RAISERS = ("raise_on_run_directly",)
 GUARD_RUNNERS = ("unittest.TextTestRunner", "unittest.runner.TextTestRunner")
 
 
-def convention_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
+def convention_runners(config_runners: Iterable[str]) -> tuple[str, ...]:
     """Runners whose import makes a module part of the ``run_tests`` convention (DL101)."""
     return tuple(dict.fromkeys((*config_runners, *(f"{m}.run_tests" for m in RUNNER_MODULES))))
 
 
-def all_runners(config_runners: Iterable[str]) -> Tuple[str, ...]:
+def all_runners(config_runners: Iterable[str]) -> tuple[str, ...]:
     """Every callable that runs the tests (DL102, DL104)."""
     return (*convention_runners(config_runners), *GENERIC_RUNNERS)

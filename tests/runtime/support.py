@@ -15,7 +15,6 @@ import unittest
 import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
@@ -47,8 +46,8 @@ class CaseOutcome:
 class RecordingResult(unittest.TestResult):
     def __init__(self) -> None:
         super().__init__()
-        self.outcomes: Dict[str, CaseOutcome] = {}
-        self._started: Dict[str, float] = {}
+        self.outcomes: dict[str, CaseOutcome] = {}
+        self._started: dict[str, float] = {}
 
     def _name(self, test) -> str:
         name = getattr(test, "_testMethodName", None)
@@ -90,7 +89,7 @@ class RecordingResult(unittest.TestResult):
         self._put(test, "unexpected_success", "")
 
 
-def run_classes(*classes) -> Dict[str, CaseOutcome]:
+def run_classes(*classes) -> dict[str, CaseOutcome]:
     suite = unittest.TestSuite(
         unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes
     )
@@ -119,7 +118,7 @@ def short_tmpdir(preferred: Path) -> Path:
     return short
 
 
-def subprocess_env(tmp_path: Path, **extra: str) -> Dict[str, str]:
+def subprocess_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """Environment for a child python: distlint importable, its own TMPDIR, a token to find its processes."""
     env = dict(os.environ)
     env.pop("DISTLINT_TEST_TIMEOUT", None)
@@ -131,9 +130,7 @@ def subprocess_env(tmp_path: Path, **extra: str) -> Dict[str, str]:
     return env
 
 
-def run_python(
-    args: List[str], env: Dict[str, str], timeout: float = 120, cwd: Optional[Path] = None
-):
+def run_python(args: list[str], env: dict[str, str], timeout: float = 120, cwd: Path | None = None):
     return subprocess.run(
         [sys.executable, *args],
         env=env,
@@ -151,12 +148,12 @@ class ReportedCase:
     text: str
 
 
-def read_junit(path: Path) -> Dict[str, ReportedCase]:
+def read_junit(path: Path) -> dict[str, ReportedCase]:
     """A JUnit XML report (run_tests --junit-xml, pytest --junit-xml): "Class.test" -> outcome.
 
     Class-level fixture problems appear as "Class.setUpClass" / "Class.tearDownClass".
     """
-    cases: Dict[str, ReportedCase] = {}
+    cases: dict[str, ReportedCase] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         key = f"{case.get('classname', '').rsplit('.', 1)[-1]}.{case.get('name')}"
         assert key not in cases, f"{key} reported twice in {path}"
@@ -171,7 +168,7 @@ def read_junit(path: Path) -> Dict[str, ReportedCase]:
     return cases
 
 
-def outcomes_of(report: Dict[str, ReportedCase]) -> Dict[str, str]:
+def outcomes_of(report: dict[str, ReportedCase]) -> dict[str, str]:
     """A read_junit() report as "Class.test" -> outcome only."""
     return {name: case.outcome for name, case in report.items()}
 
@@ -179,7 +176,7 @@ def outcomes_of(report: Dict[str, ReportedCase]) -> Dict[str, str]:
 # ---- the process table (no psutil: /proc) ------------------------------------
 
 
-def processes_with_token(token: str) -> List[int]:
+def processes_with_token(token: str) -> list[int]:
     """Pids of live processes whose environment carries ``DISTLINT_TEST_TOKEN=token``.
 
     The token is inherited by every descendant (workers, fork server, resource
@@ -209,7 +206,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
+def wait_until_gone(token: str, timeout: float = 15.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while True:
         left = processes_with_token(token)
@@ -222,11 +219,11 @@ def wait_until_gone(token: str, timeout: float = 15.0) -> List[int]:
 RUN_DIR_PREFIXES = ("distlint-pool-", "distlint-forkserver-")
 
 
-def pool_dirs(tmpdir: Path) -> List[str]:
+def pool_dirs(tmpdir: Path) -> list[str]:
     return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith(RUN_DIR_PREFIXES))
 
 
-def assert_run_left_nothing(env: Dict[str, str]) -> None:
+def assert_run_left_nothing(env: dict[str, str]) -> None:
     """After a subprocess run (env from subprocess_env): none of its processes alive, no folder of it left."""
     assert wait_until_gone(env["DISTLINT_TEST_TOKEN"]) == [], "processes of the run are still alive"
     assert pool_dirs(Path(env["TMPDIR"])) == [], (
@@ -234,7 +231,7 @@ def assert_run_left_nothing(env: Dict[str, str]) -> None:
     )
 
 
-def still_alive(pids: List[int], timeout: float = 15.0) -> List[int]:
+def still_alive(pids: list[int], timeout: float = 15.0) -> list[int]:
     """Those of ``pids`` still running after up to ``timeout`` s (a hang guard, not a speed bound)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -254,7 +251,7 @@ class RunScope:
     token: str
     tmpdir: Path
 
-    def assert_ranks_gone(self, ranks: Dict[int, int], world_size: int = 2) -> None:
+    def assert_ranks_gone(self, ranks: dict[int, int], world_size: int = 2) -> None:
         """Every rank of a test (rank -> pid, from the case log) has exited."""
         # Guard: an empty or partial log would make "none of them is alive" pass without looking.
         assert sorted(ranks) == list(range(world_size)), f"the case log has ranks {sorted(ranks)}"

@@ -9,13 +9,13 @@ import pytest
 
 from distlint.runtime import (
     TEST_SKIPS,
+    environment,
     require_world_size,
     requires_gloo,
     requires_nccl,
     skip_if_lt_x_gpu,
     skip_if_odd_worldsize,
 )
-from distlint.runtime import environment
 from distlint.runtime.decorators import REQUIREMENTS_ATTR, AtLeastGpus, BackendBuilt
 
 

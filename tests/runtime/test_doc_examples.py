@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from doc_pages import ROOT, blocks
 
 from .support import read_junit, run_python, subprocess_env

@@ -23,11 +23,11 @@ import pytest
 from .cases import fast_targets
 from .cases.caselog import read
 from .support import (
-    assert_run_left_nothing,
-    outcomes_of,
     CASES,
     REPO,
     alive,
+    assert_run_left_nothing,
+    outcomes_of,
     processes_with_token,
     read_junit,
     run_python,

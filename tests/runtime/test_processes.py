@@ -19,10 +19,10 @@ import pytest
 
 from .cases.caselog import read
 from .support import (
-    assert_run_left_nothing,
-    outcomes_of,
     CASES,
     REPO,
+    assert_run_left_nothing,
+    outcomes_of,
     pool_dirs,
     processes_with_token,
     read_junit,

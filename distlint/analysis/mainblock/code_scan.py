@@ -7,7 +7,8 @@ statements only; :func:`binds_names` says whether moving a statement could hide 
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Callable
 
 import libcst as cst
 
@@ -24,20 +25,20 @@ class BodyScan:
     """
 
     def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
-        self.imports: List[Union[cst.Import, cst.ImportFrom]] = []
-        self.aliases: List[Tuple[str, str]] = []
-        self.functions: List[cst.FunctionDef] = []
-        self.classes: List[cst.ClassDef] = []
-        self.nested_guards: List[cst.If] = []
+        self.calls: list[cst.Call] = []
+        self.imports: list[cst.Import | cst.ImportFrom] = []
+        self.aliases: list[tuple[str, str]] = []
+        self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef] = []
+        self.nested_guards: list[cst.If] = []
         #: Every assignment (``globals()[name] = ...`` generates tests).
-        self.assigns: List[cst.Assign] = []
+        self.assigns: list[cst.Assign] = []
         #: Loops (a loop that makes classes generates tests).
-        self.loops: List[Union[cst.For, cst.While]] = []
+        self.loops: list[cst.For | cst.While] = []
 
 
 def scan_code(
-    nodes: Iterable[cst.CSTNode], stop_at: Optional[Callable[[cst.CSTNode], bool]] = None
+    nodes: Iterable[cst.CSTNode], stop_at: Callable[[cst.CSTNode], bool] | None = None
 ) -> BodyScan:
     # ``type(node) is X``, not ``isinstance``: these are concrete libcst classes (no
     # subclasses), and libcst's ABC-based isinstance is the hottest call of the scan.
@@ -71,7 +72,7 @@ def scan_code(
     return scan
 
 
-def _record_alias(node: cst.Assign, aliases: List[Tuple[str, str]]) -> None:
+def _record_alias(node: cst.Assign, aliases: list[tuple[str, str]]) -> None:
     if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
         value = (
             dotted_name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else None
@@ -89,8 +90,8 @@ def directly_raises(block: cst.BaseSuite) -> bool:
     return False
 
 
-def _inner_statements(node: cst.CSTNode) -> List[cst.CSTNode]:
-    inner: List[cst.CSTNode] = []
+def _inner_statements(node: cst.CSTNode) -> list[cst.CSTNode]:
+    inner: list[cst.CSTNode] = []
     for attribute in ("body", "orelse", "finalbody"):
         child = getattr(node, attribute, None)
         if isinstance(child, cst.IndentedBlock):

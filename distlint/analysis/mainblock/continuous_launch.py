@@ -23,12 +23,13 @@ caller like a call of it.
 
 from __future__ import annotations
 
-from typing import Callable, FrozenSet, Iterable, Optional, Set
+from collections.abc import Iterable
+from typing import Callable
 
 import libcst as cst
 
-from distlint.analysis.pg.execution import CONTINUOUS_BASES
 from distlint.analysis.names import dotted_name, names_match_any
+from distlint.analysis.pg.execution import CONTINUOUS_BASES
 from distlint.screens import RANK_ENTRY
 
 #: Process launchers whose first argument runs in every spawned rank.
@@ -39,23 +40,23 @@ SPAWNERS = (
     "torch.multiprocessing.spawn.start_processes",
 )
 
-Resolve = Callable[[str], FrozenSet[str]]
+Resolve = Callable[[str], frozenset[str]]
 
 
-def continuous_base_names(config_bases: Iterable[str]) -> FrozenSet[str]:
+def continuous_base_names(config_bases: Iterable[str]) -> frozenset[str]:
     """Last name components that make a class continuous (torch's bases plus the config's)."""
     return CONTINUOUS_BASES | frozenset(base.rsplit(".", 1)[-1] for base in config_bases)
 
 
 def continuous_classes(
-    classes: Iterable[cst.ClassDef], resolve: Resolve, base_names: FrozenSet[str]
-) -> FrozenSet[str]:
+    classes: Iterable[cst.ClassDef], resolve: Resolve, base_names: frozenset[str]
+) -> frozenset[str]:
     """Names of ``classes`` that derive from a continuous base, directly or through each other.
 
     ``resolve`` maps a written base (``cd.MultiProcContinuousTest``) to what it may mean.
     """
     pending = {cls.name.value: cls for cls in classes}
-    found: Set[str] = set()
+    found: set[str] = set()
     changed = True
     while changed:  # a subclass may come before its base in a module with conditional classes
         changed = False
@@ -68,7 +69,7 @@ def continuous_classes(
 
 
 def _is_continuous_base(
-    base: cst.Arg, resolve: Resolve, base_names: FrozenSet[str], local: Set[str]
+    base: cst.Arg, resolve: Resolve, base_names: frozenset[str], local: set[str]
 ) -> bool:
     if base.keyword is not None or base.star:
         return False
@@ -81,8 +82,8 @@ def _is_continuous_base(
 
 
 def rank_entry_class(
-    expression: cst.BaseExpression, continuous: FrozenSet[str], is_local: Callable[[str], bool]
-) -> Optional[str]:
+    expression: cst.BaseExpression, continuous: frozenset[str], is_local: Callable[[str], bool]
+) -> str | None:
     """``X`` for ``X.run_rank`` when ``X`` is one of ``continuous`` (and not rebound by an import)."""
     if (
         isinstance(expression, cst.Attribute)
@@ -95,7 +96,7 @@ def rank_entry_class(
     return None
 
 
-def spawned_function(call: cst.Call, candidates: FrozenSet[str]) -> Optional[cst.BaseExpression]:
+def spawned_function(call: cst.Call, candidates: frozenset[str]) -> cst.BaseExpression | None:
     """What ``call`` runs in every rank when it is ``torch.multiprocessing.spawn(fn, ...)`` (or
     ``start_processes``), given the names ``candidates`` its callee may mean; else None."""
     if not names_match_any(candidates, SPAWNERS):

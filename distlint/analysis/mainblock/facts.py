@@ -18,9 +18,10 @@ DL102 reports.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -44,9 +45,9 @@ from distlint.analysis.mainblock.generated_tests import (
     loop_label,
 )
 from distlint.analysis.mainblock.guards import is_any_main_guard, is_main_guard
-from distlint.screens.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
 from distlint.analysis.names import dotted_name, last_component, names_match_any
 from distlint.analysis.names.import_table import ImportTable, record_import
+from distlint.screens.runners import GUARD_RUNNERS, RAISERS, all_runners, convention_runners
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def file_label(path: str) -> str:
 # -- test definitions --------------------------------------------------------------------------
 
 
-def is_test_class(node: cst.ClassDef, known_test_classes: Set[str]) -> bool:
+def is_test_class(node: cst.ClassDef, known_test_classes: set[str]) -> bool:
     """Derived from a TestCase-ish base (or a test class of this module), defining
     ``test_*`` methods, or named ``Test*`` the way pytest collects it.
 
@@ -110,10 +111,10 @@ class RunnerCall:
     """A call that runs the tests, and how: ``chain`` is e.g. ``("main", "run_tests")``."""
 
     call: cst.Call
-    chain: Tuple[str, ...]
+    chain: tuple[str, ...]
     #: The continuous class whose ranks the call launches (``X.run_rank``), if that is how
     #: it runs the tests.
-    launches: Optional[str] = None
+    launches: str | None = None
 
     @property
     def described(self) -> str:
@@ -128,7 +129,7 @@ class MainGuard:
     node: cst.If
     index: int
     #: The first call in the block that runs the tests, if any.
-    runner: Optional[RunnerCall]
+    runner: RunnerCall | None
     #: The block raises ("not meant to be run directly").
     raises: bool
     #: ``if __name__ == "__main__" and CONDITION:``: the block runs only when CONDITION holds.
@@ -151,15 +152,15 @@ class ImportTimeRun:
 class MainBlockFacts:
     module: cst.Module
     imports: ImportTable
-    guards: List[MainGuard] = field(default_factory=list)
-    tests: List[TestDefinition] = field(default_factory=list)
-    import_time_runs: List[ImportTimeRun] = field(default_factory=list)
+    guards: list[MainGuard] = field(default_factory=list)
+    tests: list[TestDefinition] = field(default_factory=list)
+    import_time_runs: list[ImportTimeRun] = field(default_factory=list)
     #: The convention-runner module the file already uses, for fixes.
-    runner_module_in_use: Optional[str] = None
-    _uses_convention_runner: Optional[Callable[[], bool]] = field(default=None, repr=False)
+    runner_module_in_use: str | None = None
+    _uses_convention_runner: Callable[[], bool] | None = field(default=None, repr=False)
 
     @cached_property
-    def nested_guards(self) -> List[cst.If]:
+    def nested_guards(self) -> list[cst.If]:
         """``if __name__ == "__main__":`` nested inside another statement (a ``def``, an
         ``if``, a ``try``...): not a main block. Computed on demand (only DL101 asks);
         walks statements only, never expressions, so it stays cheap on big files."""
@@ -182,11 +183,11 @@ class MainBlockFacts:
         return bool(self.tests)
 
     @property
-    def running_guard(self) -> Optional[MainGuard]:
+    def running_guard(self) -> MainGuard | None:
         """The first guard that runs the tests: code after it never runs under ``python file.py``."""
         return next((g for g in self.guards if g.runner is not None), None)
 
-    def tests_after(self, guard: MainGuard) -> List[TestDefinition]:
+    def tests_after(self, guard: MainGuard) -> list[TestDefinition]:
         return [t for t in self.tests if t.index > guard.index]
 
 
@@ -200,11 +201,11 @@ class _Analysis:
         self.convention = convention_runners(config_runners)
         self.continuous_base_names = continuous_base_names(continuous_bases)
         #: Classes of this module whose ``run_rank`` runs their tests (set by :meth:`run`).
-        self.continuous: FrozenSet[str] = frozenset()
+        self.continuous: frozenset[str] = frozenset()
         self.table = ImportTable()
-        self.functions: Dict[str, List[cst.FunctionDef]] = {}
-        self._local_tables: Dict[int, ImportTable] = {}
-        self._module_scans: List[Tuple[int, cst.BaseStatement, BodyScan]] = []
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self._local_tables: dict[int, ImportTable] = {}
+        self._module_scans: list[tuple[int, cst.BaseStatement, BodyScan]] = []
 
     # -- following calls into this module's functions --------------------------------------
     def _function_table(self, function: cst.FunctionDef) -> ImportTable:
@@ -216,7 +217,7 @@ class _Analysis:
             self._local_tables[id(function)] = table
         return table
 
-    def _callees(self, call: cst.Call, table: ImportTable) -> List[cst.FunctionDef]:
+    def _callees(self, call: cst.Call, table: ImportTable) -> list[cst.FunctionDef]:
         """Functions of this module a bare-name call may enter (not shadowed by an import)."""
         if not isinstance(call.func, cst.Name):
             return []
@@ -231,8 +232,8 @@ class _Analysis:
         calls: Sequence[cst.Call],
         table: ImportTable,
         at_import: bool = False,
-        seen: Optional[Set[int]] = None,
-    ) -> Optional[RunnerCall]:
+        seen: set[int] | None = None,
+    ) -> RunnerCall | None:
         """The first of ``calls`` that runs the tests, following this module's functions.
 
         ``at_import``: the calls run at import, where ``__name__`` is not ``"__main__"``,
@@ -261,8 +262,8 @@ class _Analysis:
         return None
 
     def _launch(
-        self, call: cst.Call, candidates: FrozenSet[str], table: ImportTable, seen: Set[int]
-    ) -> Optional[RunnerCall]:
+        self, call: cst.Call, candidates: frozenset[str], table: ImportTable, seen: set[int]
+    ) -> RunnerCall | None:
         """A main-block call that runs a continuous class's ranks (``X.run_rank(...)``,
         ``mp.spawn(X.run_rank, ...)``) or spawns a function of this module that runs tests.
 
@@ -294,7 +295,7 @@ class _Analysis:
         block: cst.BaseSuite,
         calls: Sequence[cst.Call],
         table: ImportTable,
-        seen: Optional[Set[int]] = None,
+        seen: set[int] | None = None,
     ) -> bool:
         """Whether running ``block`` raises on its straight path (or calls a raiser)."""
         if directly_raises(block):
@@ -318,7 +319,7 @@ class _Analysis:
     # -- the module ------------------------------------------------------------------------
     def run(self) -> MainBlockFacts:
         module_scans = self._module_scans
-        guard_nodes: List[Tuple[int, cst.If]] = []
+        guard_nodes: list[tuple[int, cst.If]] = []
         for index, statement in enumerate(self.module.body):
             if is_any_main_guard(statement):
                 guard_nodes.append((index, statement))
@@ -357,7 +358,7 @@ class _Analysis:
                     conditional=not is_main_guard(node),
                 )
             )
-        known_classes: Set[str] = set()
+        known_classes: set[str] = set()
         for index, statement, scan in module_scans:
             self._collect_tests(index, scan, known_classes, facts.tests)
             runner = self.find_runner(scan.calls, self.table, at_import=True)
@@ -370,9 +371,9 @@ class _Analysis:
         return facts
 
     def _collect_tests(
-        self, index: int, scan: BodyScan, known: Set[str], out: List[TestDefinition]
+        self, index: int, scan: BodyScan, known: set[str], out: list[TestDefinition]
     ) -> None:
-        defined: Set[int] = set()
+        defined: set[int] = set()
         for node in scan.classes:
             if is_test_class(node, known):
                 known.add(node.name.value)
@@ -383,7 +384,7 @@ class _Analysis:
                 out.append(TestDefinition(node.name.value, node, index))
         # A loop that makes classes generates tests (one entry for the loop, not one per
         # statement in it); a loop whose classes are all test classes was counted above.
-        inside_loops: Set[int] = set()
+        inside_loops: set[int] = set()
         for loop in scan.loops:
             if id(loop) in inside_loops:
                 continue
@@ -432,7 +433,7 @@ class _Analysis:
                     return True
         return False
 
-    def _runner_module_in_use(self) -> Optional[str]:
+    def _runner_module_in_use(self) -> str | None:
         used = self.table.module_names()
         for module in (DISTLINT_RUNTIME, TORCH_RUNNER_MODULE):
             if any(name == module or name.startswith(module + ".") for name in used):
@@ -452,7 +453,7 @@ def analyze_main_block(
     return _Analysis(module, config_runners, continuous_bases).run()
 
 
-def main_block_facts(context: "FileContext") -> MainBlockFacts:
+def main_block_facts(context: FileContext) -> MainBlockFacts:
     """:func:`analyze_main_block` for the linted file, computed once for all DL1xx rules."""
     runners, bases = context.config.runners, context.config.continuous_bases
     return context.fact(
@@ -460,7 +461,7 @@ def main_block_facts(context: "FileContext") -> MainBlockFacts:
     )
 
 
-def main_block_required(facts: MainBlockFacts, config: "Config") -> bool:
+def main_block_required(facts: MainBlockFacts, config: Config) -> bool:
     """Where DL101 and DL102 apply: the module defines or generates tests and belongs to the
     ``run_tests`` convention under ``require-main`` ("auto": it imports or calls a convention
     runner; "always": every module with tests; "never": nowhere). A script without tests (a

@@ -12,20 +12,20 @@ CRLF) and indentation (tabs stay tabs) from ``Module.default_newline`` /
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import libcst as cst
 
 from distlint.analysis.mainblock.facts import ImportTimeRun, MainBlockFacts, analyze_main_block
-from distlint.screens.runners import RUNNER_MODULES, convention_runners
 from distlint.analysis.names import names_match_any
 from distlint.imports import ImportSpec, add_imports
+from distlint.screens.runners import RUNNER_MODULES, convention_runners
 from distlint.torch_names import TORCH_RUNNER_MODULE
 
-RunnerPlan = Tuple[cst.BaseExpression, Tuple[ImportSpec, ...]]
+RunnerPlan = tuple[cst.BaseExpression, tuple[ImportSpec, ...]]
 
 
-def _blank(count: int) -> List[cst.EmptyLine]:
+def _blank(count: int) -> list[cst.EmptyLine]:
     return [cst.EmptyLine() for _ in range(count)]
 
 
@@ -51,7 +51,7 @@ def runner_call(
     facts: MainBlockFacts,
     runner_module: str = TORCH_RUNNER_MODULE,
     config_runners: Sequence[str] = ("run_tests",),
-) -> Optional[RunnerPlan]:
+) -> RunnerPlan | None:
     """How this module should call its runner, and the imports that needs.
 
     Reuses what the module already has, in this order: a name bound to a runner
@@ -91,7 +91,7 @@ def append_main_block(
     facts: MainBlockFacts,
     runner_module: str = TORCH_RUNNER_MODULE,
     config_runners: Sequence[str] = ("run_tests",),
-) -> Optional[Tuple[cst.Module, Tuple[ImportSpec, ...]]]:
+) -> tuple[cst.Module, tuple[ImportSpec, ...]] | None:
     """The module with ``if __name__ == "__main__": run_tests()`` appended, plus the imports
     to add. ``None`` when a guard (even a nested one) or an import-time runner exists:
     adding a block would then run the tests twice or hide the real problem."""
@@ -112,7 +112,7 @@ def fill_empty_main_block(
     facts: MainBlockFacts,
     runner_module: str = TORCH_RUNNER_MODULE,
     config_runners: Sequence[str] = ("run_tests",),
-) -> Optional[Tuple[cst.If, cst.If, Tuple[ImportSpec, ...]]]:
+) -> tuple[cst.If, cst.If, tuple[ImportSpec, ...]] | None:
     """``(guard, new_guard, imports)`` when the only main block does nothing at all (``pass``,
     ``...``): then calling the runner in it is clearly what was meant. ``None`` otherwise
     (a custom CLI, a print: the author meant something, a person decides)."""
@@ -138,7 +138,7 @@ def fill_empty_main_block(
 
 def _split_leading_comments(
     lines: Sequence[cst.EmptyLine],
-) -> Tuple[List[cst.EmptyLine], List[cst.EmptyLine]]:
+) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
     """``(detached, attached)``: attached = the comment lines right above the statement."""
     index = len(lines)
     while index > 0 and lines[index - 1].comment is not None:
@@ -146,7 +146,7 @@ def _split_leading_comments(
     return list(lines[:index]), list(lines[index:])
 
 
-def _trim_trailing_blanks(lines: List[cst.EmptyLine]) -> List[cst.EmptyLine]:
+def _trim_trailing_blanks(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
     while lines and lines[-1].comment is None:
         lines = lines[:-1]
     return lines
@@ -162,7 +162,7 @@ def _leading_blanks(lines: Sequence[cst.EmptyLine]) -> int:
 
 
 def _remove_statement(
-    body: List[Optional[cst.BaseStatement]], index: int, keep_lines: Sequence[cst.EmptyLine] = ()
+    body: list[cst.BaseStatement | None], index: int, keep_lines: Sequence[cst.EmptyLine] = ()
 ) -> None:
     """Remove ``body[index]`` (set it to ``None``); ``keep_lines`` (its comments that stay)
     go to the next statement, which keeps at least as many blank lines above it as the
@@ -180,7 +180,7 @@ def _remove_statement(
     body[following_index] = following.with_changes(leading_lines=lines)
 
 
-def move_main_block_to_end(facts: MainBlockFacts) -> Optional[cst.Module]:
+def move_main_block_to_end(facts: MainBlockFacts) -> cst.Module | None:
     """The module with its only main block moved after everything else.
 
     The comment lines right above the block move with it (a blank line separates them
@@ -192,7 +192,7 @@ def move_main_block_to_end(facts: MainBlockFacts) -> Optional[cst.Module]:
         return None
     guard = facts.guards[0]
     module = facts.module
-    body: List[Optional[cst.BaseStatement]] = list(module.body)
+    body: list[cst.BaseStatement | None] = list(module.body)
     if guard.index == len(body) - 1:
         return None
     detached, attached = _split_leading_comments(guard.node.leading_lines)
@@ -204,7 +204,7 @@ def move_main_block_to_end(facts: MainBlockFacts) -> Optional[cst.Module]:
     )
 
 
-def _statements_of(block: cst.BaseSuite) -> List[cst.BaseStatement]:
+def _statements_of(block: cst.BaseSuite) -> list[cst.BaseStatement]:
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
     return [cst.SimpleStatementLine([small]) for small in block.body]
@@ -222,7 +222,7 @@ def _is_plain_runner_call(run: ImportTimeRun) -> bool:
     )
 
 
-def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
+def guard_import_time_runs(facts: MainBlockFacts) -> cst.Module | None:
     """The module with its movable import-time runner calls under the main guard.
 
     * With a guard: each statement moves into the (last) guard, before its code when it
@@ -237,7 +237,7 @@ def guard_import_time_runs(facts: MainBlockFacts) -> Optional[cst.Module]:
     if not runs:
         return None
     module = facts.module
-    body: List[Optional[cst.BaseStatement]] = list(module.body)
+    body: list[cst.BaseStatement | None] = list(module.body)
 
     def moved(run: ImportTimeRun) -> cst.BaseStatement:
         return run.statement.with_changes(

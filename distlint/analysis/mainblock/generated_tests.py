@@ -14,8 +14,6 @@ must accept every file the libcst view finds generation in (it may accept more).
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from distlint.analysis.names import dotted_name
@@ -23,7 +21,7 @@ from distlint.cst_utils import code_of
 from distlint.screens.main_block import INSTANTIATE_TESTS, NAMESPACE_FUNCTIONS  # noqa: F401 - shared with the twin
 
 
-def _namespace_call(node: cst.BaseExpression) -> Optional[str]:
+def _namespace_call(node: cst.BaseExpression) -> str | None:
     """``globals`` for ``globals()`` (also ``vars()``, ``locals()``), else None."""
     if (
         isinstance(node, cst.Call)
@@ -51,7 +49,7 @@ def _is_this_module(node: cst.BaseExpression) -> bool:
     )
 
 
-def generating_call(call: cst.Call) -> Optional[str]:
+def generating_call(call: cst.Call) -> str | None:
     """How ``call``, run at module level, adds tests to the module (for messages), else None.
 
     ``instantiate_*_tests(...)``, ``globals().update(...)`` and
@@ -70,7 +68,7 @@ def generating_call(call: cst.Call) -> Optional[str]:
     return None
 
 
-def generating_assignment(node: cst.Assign) -> Optional[str]:
+def generating_assignment(node: cst.Assign) -> str | None:
     """``globals()[name] = ...`` (any namespace function), for messages; else None."""
     for target in node.targets:
         subscript = target.target

@@ -6,7 +6,7 @@ accept exactly the code its libcst twin accepts, or the pre-screen would be unso
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 

@@ -11,8 +11,8 @@ The main-block rules use a cheaper, looser view built from import statements onl
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Collection, FrozenSet, Iterable, Iterator, Mapping, Optional
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -55,14 +55,14 @@ def use_libcst_provider() -> Iterator[None]:
         _USE_PROVIDER = previous
 
 
-def qualified_names(names: QualifiedNames, node: cst.CSTNode) -> FrozenSet[str]:
+def qualified_names(names: QualifiedNames, node: cst.CSTNode) -> frozenset[str]:
     """Qualified names of ``node`` (a Name, Attribute or Call's func); empty when unknown."""
     if isinstance(node, cst.Call):
         node = node.func
     return node_names(names, node)
 
 
-def node_names(names: QualifiedNames, node: cst.CSTNode) -> FrozenSet[str]:
+def node_names(names: QualifiedNames, node: cst.CSTNode) -> frozenset[str]:
     """Qualified names of exactly ``node`` (a Call's own entry, not its func's)."""
     found = names.get(node, ())
     if callable(found):  # libcst >= 1.x stores lazily computed names (LazyValue)
@@ -80,7 +80,7 @@ def matches_any(names: QualifiedNames, node: cst.CSTNode, wanted: Iterable[str])
     return names_match_any(qualified_names(names, node), wanted)
 
 
-def dotted_name(node: Optional[cst.CSTNode]) -> Optional[str]:
+def dotted_name(node: cst.CSTNode | None) -> str | None:
     """``a.b.c`` for a Name/Attribute chain (or a Call's func), else None."""
     if node is None:
         return None

@@ -25,7 +25,7 @@ Followed: ``import a.b as c``, ``from a import b as c``, star imports, simple al
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Union
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -39,17 +39,17 @@ class ImportTable:
     import x``) means all of its bindings. ``parent`` is the enclosing (module) scope.
     """
 
-    def __init__(self, parent: Optional["ImportTable"] = None) -> None:
+    def __init__(self, parent: ImportTable | None = None) -> None:
         self.parent = parent
-        self.bindings: Dict[str, Set[str]] = {}
+        self.bindings: dict[str, set[str]] = {}
         #: Modules imported with ``import a.b.c`` (no alias): ``a.b.c.f`` is usable.
-        self.imported_modules: Set[str] = set()
-        self.star_modules: List[str] = []
+        self.imported_modules: set[str] = set()
+        self.star_modules: list[str] = []
 
     def _bind(self, name: str, targets: Iterable[str]) -> None:
         self.bindings.setdefault(name, set()).update(targets)
 
-    def add_import(self, module: str, asname: Optional[str]) -> None:
+    def add_import(self, module: str, asname: str | None) -> None:
         if asname:
             self._bind(asname, [module])
         else:
@@ -57,7 +57,7 @@ class ImportTable:
             self._bind(head, [head])
             self.imported_modules.add(module)
 
-    def add_from(self, module: str, name: str, asname: Optional[str]) -> None:
+    def add_from(self, module: str, name: str, asname: str | None) -> None:
         if name == "*":
             self.star_modules.append(module)
         else:
@@ -71,23 +71,23 @@ class ImportTable:
         """``name = a.b`` (resolved now: aliases are rare and written after their import)."""
         self._bind(name, self.resolve(dotted))
 
-    def lookup(self, name: str) -> Optional[Set[str]]:
-        table: Optional[ImportTable] = self
+    def lookup(self, name: str) -> set[str] | None:
+        table: ImportTable | None = self
         while table is not None:
             if name in table.bindings:
                 return table.bindings[name]
             table = table.parent
         return None
 
-    def _stars(self) -> List[str]:
-        table: Optional[ImportTable] = self
-        stars: List[str] = []
+    def _stars(self) -> list[str]:
+        table: ImportTable | None = self
+        stars: list[str] = []
         while table is not None:
             stars.extend(table.star_modules)
             table = table.parent
         return stars
 
-    def resolve(self, dotted: str) -> FrozenSet[str]:
+    def resolve(self, dotted: str) -> frozenset[str]:
         """Qualified names ``dotted`` may refer to (itself when unbound)."""
         head, _, rest = dotted.partition(".")
         suffix = f".{rest}" if rest else ""
@@ -96,17 +96,17 @@ class ImportTable:
             bound = {head, *(f"{module}.{head}" for module in self._stars())}
         return frozenset(f"{target}{suffix}" for target in bound)
 
-    def candidates(self, func: cst.BaseExpression) -> FrozenSet[str]:
+    def candidates(self, func: cst.BaseExpression) -> frozenset[str]:
         """Names a call's ``func`` may mean: its resolutions plus what it is written as."""
         written = dotted_name(func)
         if written is None:
             return frozenset()
         return self.resolve(written) | {written}
 
-    def module_names(self) -> Set[str]:
+    def module_names(self) -> set[str]:
         """All qualified names this table (and its parents) binds, for "uses module X" checks."""
-        found: Set[str] = set()
-        table: Optional[ImportTable] = self
+        found: set[str] = set()
+        table: ImportTable | None = self
         while table is not None:
             for targets in table.bindings.values():
                 found |= targets
@@ -121,7 +121,7 @@ def _module_of(node: cst.ImportFrom) -> str:
     return dots + (dotted_name(node.module) or "") if node.module is not None else dots
 
 
-def record_import(table: ImportTable, node: Union[cst.Import, cst.ImportFrom]) -> None:
+def record_import(table: ImportTable, node: cst.Import | cst.ImportFrom) -> None:
     if isinstance(node, cst.Import):
         for alias in node.names:
             table.add_import(dotted_name(alias.name) or "", _asname(alias))
@@ -134,7 +134,7 @@ def record_import(table: ImportTable, node: Union[cst.Import, cst.ImportFrom]) -
         table.add_from(module, dotted_name(alias.name) or "", _asname(alias))
 
 
-def _asname(alias: cst.ImportAlias) -> Optional[str]:
+def _asname(alias: cst.ImportAlias) -> str | None:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
     return None

@@ -24,7 +24,8 @@ annotations are not resolved (libcst re-parses those strings; our rules never as
 
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import (
@@ -85,10 +86,10 @@ class _Walk:
     def __init__(self) -> None:
         self.globals = GlobalScope()
         self.scope: Scope = self.globals
-        self.scope_of: Dict[cst.CSTNode, Scope] = {}
+        self.scope_of: dict[cst.CSTNode, Scope] = {}
         #: Loaded names, in visiting order: (access, innermost enclosing top-level attribute).
-        self.loads: List[Tuple[Access, Optional[cst.Attribute]]] = []
-        self._attribute: List[Optional[cst.Attribute]] = [None]
+        self.loads: list[tuple[Access, cst.Attribute | None]] = []
+        self._attribute: list[cst.Attribute | None] = [None]
 
     # -- dispatch ---------------------------------------------------------------------------
     def visit(self, node: cst.CSTNode, context: int = _LOAD) -> None:
@@ -111,7 +112,7 @@ class _Walk:
         for child in code_children(node):
             self.visit(child, context)
 
-    def with_scope(self, scope: Scope, *nodes: Optional[cst.CSTNode]) -> None:
+    def with_scope(self, scope: Scope, *nodes: cst.CSTNode | None) -> None:
         outer, self.scope = self.scope, scope
         try:
             for node in nodes:
@@ -310,10 +311,10 @@ class NameResolver(Mapping):
 
     def __init__(self, module: cst.Module) -> None:
         self._module = module
-        self._walk: Optional[_Walk] = None
+        self._walk: _Walk | None = None
         #: access node -> (its access, the name it reads)
-        self._accesses: Dict[cst.CSTNode, Tuple[Access, str]] = {}
-        self._resolved: Dict[cst.CSTNode, Set[QualifiedName]] = {}
+        self._accesses: dict[cst.CSTNode, tuple[Access, str]] = {}
+        self._resolved: dict[cst.CSTNode, set[QualifiedName]] = {}
 
     def _prepare(self) -> _Walk:
         if self._walk is None:
@@ -334,7 +335,7 @@ class NameResolver(Mapping):
             self._walk = walk
         return self._walk
 
-    def _names_of(self, node: cst.CSTNode, scope: Scope) -> Set[QualifiedName]:
+    def _names_of(self, node: cst.CSTNode, scope: Scope) -> set[QualifiedName]:
         found = self._accesses.get(node)
         if found is None:
             return set(scope.get_qualified_names_for(node))
@@ -356,7 +357,7 @@ class NameResolver(Mapping):
         found = self._resolved[node] = self._names_of(node, scope)
         return found
 
-    def __getitem__(self, node: cst.CSTNode) -> Set[QualifiedName]:
+    def __getitem__(self, node: cst.CSTNode) -> set[QualifiedName]:
         return self.get(node)
 
     def __contains__(self, node: object) -> bool:

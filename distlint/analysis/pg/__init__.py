@@ -12,14 +12,35 @@ Pieces: ``execution`` (class models), ``creation`` (what one call does to a PG),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.external_bases import ExternalBases
+from distlint.analysis.model import (
+    ClassAnalysis,
+    CreationKind,
+    ExecutionModel,
+    ModuleAnalysis,
+    PGCreation,
+    TestAnalysis,
+)
+from distlint.analysis.names import QualifiedNames, qualified_name_map
+from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.class_eligibility import add_class_reasons
+from distlint.analysis.pg.creation import (
+    ABORT_FUNCTIONS,
+    ABORT_METHODS,
+    BACKEND_CONSTRUCTORS,
+    KNOWN_HELPERS,
+    KNOWN_PG_DECORATORS,
+    CallFacts,
+    callee_last_name,
+    config_names,
+)
 from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
+from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.execution import (
     BASE_RUN_PG,
     CONTINUOUS_BASES,
@@ -31,36 +52,15 @@ from distlint.analysis.pg.execution import (
     external_base_names,
     world_size_fact,
 )
-from distlint.analysis.model import (
-    ClassAnalysis,
-    CreationKind,
-    ExecutionModel,
-    ModuleAnalysis,
-    PGCreation,
-    TestAnalysis,
-)
-from distlint.analysis.names import QualifiedNames, qualified_name_map
-from distlint.analysis.pg.creation import (
-    ABORT_FUNCTIONS,
-    ABORT_METHODS,
-    BACKEND_CONSTRUCTORS,
-    KNOWN_HELPERS,
-    KNOWN_PG_DECORATORS,
-    CallFacts,
-    callee_last_name,
-    config_names,
-)
-from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
-from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
+from distlint.config import Config
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
     continuous_words,
     creation_words,
     lifecycle_words,
     per_test_words,
 )
-from distlint.config import Config
 
 if TYPE_CHECKING:
     from distlint.source import FileContext
@@ -83,7 +83,7 @@ def analyze_module(
     return analysis
 
 
-def module_analysis(context: "FileContext") -> ModuleAnalysis:
+def module_analysis(context: FileContext) -> ModuleAnalysis:
     """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
     return context.fact(
         FACT_KEY,
@@ -131,8 +131,8 @@ def _analyze_per_test(
     context: ScanContext,
     cls: cst.ClassDef,
     analysis: ClassAnalysis,
-    tests: List[cst.FunctionDef],
-    deciding_base: Optional[str],
+    tests: list[cst.FunctionDef],
+    deciding_base: str | None,
 ) -> None:
     names, table = context.names, context.table
     world_size = world_size_fact(table, names, cls)
@@ -149,11 +149,11 @@ def _analyze_per_test(
                 analysis.setup_environment.append(event.site.statement)
     return_code_checks = _return_code_checks(context, cls)
 
-    evidence: List[TestEvidence] = []
+    evidence: list[TestEvidence] = []
     for test in tests:
         scan = scan_function(context, test, cls)
         decorated, env_decorators, decorator_env = decorator_events(context, test)
-        events: List[CreationEvent] = []
+        events: list[CreationEvent] = []
         if deciding_base in BASE_RUN_PG:
             site = Site(
                 test.name,
@@ -203,10 +203,10 @@ def _analyze_per_test(
         result.ineligible = ineligibilities(test_evidence, facts)
 
 
-def _drop_mesh_on_existing_pg(events: List[CreationEvent]) -> List[CreationEvent]:
+def _drop_mesh_on_existing_pg(events: list[CreationEvent]) -> list[CreationEvent]:
     """``init_device_mesh`` creates the default PG only when none exists yet."""
     events = sorted(events, key=lambda e: e.site.order)
-    kept: List[CreationEvent] = []
+    kept: list[CreationEvent] = []
     for event in events:
         if event.kind == "DEVICE_MESH" and kept:
             continue
@@ -216,9 +216,9 @@ def _drop_mesh_on_existing_pg(events: List[CreationEvent]) -> List[CreationEvent
 
 def _creation(
     context: ScanContext,
-    owner: Optional[cst.ClassDef],
+    owner: cst.ClassDef | None,
     event: CreationEvent,
-    stores: List[StoreStatement],
+    stores: list[StoreStatement],
 ) -> PGCreation:
     """The contract's view of one creation event (``owner``: the class of ``self``)."""
     site = event.site
@@ -257,8 +257,8 @@ def _creation(
 
 
 def _inner_creation(
-    context: ScanContext, owner: Optional[cst.ClassDef], event: CreationEvent
-) -> Optional[PGCreation]:
+    context: ScanContext, owner: cst.ClassDef | None, event: CreationEvent
+) -> PGCreation | None:
     """The creation as seen inside the first helper the test calls (its statements, its stores)."""
     site = event.site
     is_method = site.chain[0].startswith("self.")
@@ -270,12 +270,12 @@ def _inner_creation(
     return None
 
 
-def _bound_name(statement: Optional[cst.BaseStatement], call: cst.CSTNode) -> Optional[str]:
+def _bound_name(statement: cst.BaseStatement | None, call: cst.CSTNode) -> str | None:
     """``pg`` for ``pg = <call>`` (``self.pg`` for an attribute target)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    target: Optional[cst.BaseExpression] = None
+    target: cst.BaseExpression | None = None
     if isinstance(small, cst.Assign) and small.value is call:
         target = small.targets[0].target
     elif isinstance(small, cst.AnnAssign) and small.value is call:
@@ -290,7 +290,7 @@ def _bound_name(statement: Optional[cst.BaseStatement], call: cst.CSTNode) -> Op
 def _mentions(node: cst.CSTNode, name: str) -> bool:
     """Whether ``node`` uses the variable ``name`` (an attribute's name is not a use: only the
     object it is read from)."""
-    stack: List[cst.CSTNode] = [node]
+    stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Name):
@@ -303,9 +303,9 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return False
 
 
-def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, str]:
+def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> dict[str, str]:
     """Tests a setUp lists in ``skip_return_code_checks`` / ``special_return_code_checks``."""
-    listed: Dict[str, str] = {}
+    listed: dict[str, str] = {}
     lists = ("skip_return_code_checks", "special_return_code_checks")
     for entry in context.table.linearize(context.names, cls):
         if not isinstance(entry, cst.ClassDef):
@@ -316,7 +316,7 @@ def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, st
 
         class _Lines(cst.CSTVisitor):
             def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
-                attributes: List[str] = []
+                attributes: list[str] = []
 
                 class _Attrs(cst.CSTVisitor):
                     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -338,12 +338,12 @@ def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> Dict[str, st
 
 
 def _analyze_continuous(
-    context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis, tests: List[cst.FunctionDef]
+    context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis, tests: list[cst.FunctionDef]
 ) -> None:
     for test in tests:
         analysis.tests.append(TestAnalysis(test.name.value, test))
         scan = scan_function(context, test, cls)
-        calls: List[Tuple[Tuple[int, ...], cst.CSTNode, str]] = []
+        calls: list[tuple[tuple[int, ...], cst.CSTNode, str]] = []
         for creation in scan.creations:
             if creation.kind == "INIT_PROCESS_GROUP":
                 calls.append(
@@ -370,7 +370,7 @@ def _analyze_continuous(
                 analysis.lifecycle_calls.append((test.name.value, node, what))
 
 
-def _what(what: str, helpers: Tuple[str, ...]) -> str:
+def _what(what: str, helpers: tuple[str, ...]) -> str:
     return f"{what} via {' -> '.join(helpers)}" if helpers else what
 
 

@@ -9,8 +9,6 @@ module level, or anything else, stays unknown (``Reason.UNKNOWN_BACKEND``).
 
 from __future__ import annotations
 
-from typing import Dict, Optional
-
 import libcst as cst
 
 from distlint.analysis.names import QualifiedNames, qualified_names
@@ -20,10 +18,10 @@ from distlint.analysis.pg.creation import string_literal
 _BACKEND_CLASSES = ("torch.distributed.Backend", "torch.distributed.distributed_c10d.Backend")
 
 
-def module_constants(module: cst.Module, names: QualifiedNames) -> Dict[str, str]:
+def module_constants(module: cst.Module, names: QualifiedNames) -> dict[str, str]:
     """Module-level names bound exactly once, to a backend literal or a ``Backend.X`` attribute."""
-    bound: Dict[str, int] = {}
-    values: Dict[str, str] = {}
+    bound: dict[str, int] = {}
+    values: dict[str, str] = {}
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
@@ -48,8 +46,8 @@ def module_constants(module: cst.Module, names: QualifiedNames) -> Dict[str, str
 
 
 def resolve_backend(
-    node: Optional[cst.BaseExpression], names: QualifiedNames, constants: Dict[str, str]
-) -> Optional[str]:
+    node: cst.BaseExpression | None, names: QualifiedNames, constants: dict[str, str]
+) -> str | None:
     """The backend string ``node`` stands for, or None when distlint cannot tell."""
     if node is None:
         return None
@@ -58,7 +56,7 @@ def resolve_backend(
     return _backend_of(node, names)
 
 
-def _backend_of(node: Optional[cst.BaseExpression], names: QualifiedNames) -> Optional[str]:
+def _backend_of(node: cst.BaseExpression | None, names: QualifiedNames) -> str | None:
     literal = string_literal(node)
     if literal is not None or not isinstance(node, cst.Attribute):
         return literal

@@ -14,11 +14,23 @@ members), and a base's tests inherited by an ineligible subclass stay too (``SUB
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
-
 import libcst as cst
 
 from distlint.analysis.external_bases import ExternalBases, ExternalTests
+from distlint.analysis.model import (
+    ClassAnalysis,
+    ExecutionModel,
+    Ineligibility,
+    ModuleAnalysis,
+    Reason,
+)
+from distlint.analysis.names import QualifiedNames
+from distlint.analysis.pg.class_environment import (
+    declared_assignment,
+    is_environment_undo,
+    setup_environment_writes,
+)
+from distlint.analysis.pg.creation import KNOWN_HELPERS, config_names
 from distlint.analysis.pg.execution import (
     BASE_CHOOSES_BACKEND,
     BASE_PG_ATTRIBUTES,
@@ -34,23 +46,9 @@ from distlint.analysis.pg.execution import (
     class_function,
     external_base_names,
 )
-from distlint.analysis.model import (
-    ClassAnalysis,
-    ExecutionModel,
-    Ineligibility,
-    ModuleAnalysis,
-    Reason,
-)
-from distlint.analysis.names import QualifiedNames
-from distlint.analysis.pg.class_environment import (
-    declared_assignment,
-    is_environment_undo,
-    setup_environment_writes,
-)
-from distlint.analysis.pg.creation import KNOWN_HELPERS, config_names
+from distlint.analysis.walk import statement_nodes
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
-from distlint.analysis.walk import statement_nodes
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Every per-test base distlint migrates (a class spawning in its own setUp derives from the last).
@@ -96,8 +94,8 @@ def add_class_reasons(
         | config_names(config.per_test_bases)
         | config_names(config.continuous_bases)
     )
-    own: Dict[str, List[Ineligibility]] = {}
-    parents: Dict[str, List[str]] = {}
+    own: dict[str, list[Ineligibility]] = {}
+    parents: dict[str, list[str]] = {}
     for name, cls in per_test.items():
         parents[name] = [
             local.name.value
@@ -116,7 +114,7 @@ def add_class_reasons(
         own[name] += _fact_reasons(cls, table, names, per_test, parents[name])
 
     # Bases' reasons flow down (depth first over same-file bases; cycle safe).
-    def collected(name: str, seen: FrozenSet[str] = frozenset()) -> List[Ineligibility]:
+    def collected(name: str, seen: frozenset[str] = frozenset()) -> list[Ineligibility]:
         reasons = list(own[name])
         if not reasons:
             for parent in parents[name]:
@@ -157,8 +155,8 @@ def add_class_reasons(
             test.ineligible.extend(cls.ineligible)
 
 
-def _ancestors(name: str, parents: Dict[str, List[str]]) -> List[str]:
-    out: List[str] = []
+def _ancestors(name: str, parents: dict[str, list[str]]) -> list[str]:
+    out: list[str] = []
     pending = list(parents[name])
     while pending:
         current = pending.pop(0)
@@ -172,8 +170,8 @@ def _overridden_between(
     test: str,
     name: str,
     ancestor: str,
-    parents: Dict[str, List[str]],
-    per_test: Dict[str, ClassAnalysis],
+    parents: dict[str, list[str]],
+    per_test: dict[str, ClassAnalysis],
 ) -> bool:
     """Whether a class between ``name`` and ``ancestor`` redefines ``test``."""
     for middle in _ancestors(name, parents):
@@ -191,10 +189,10 @@ def _own_reasons(
     cls: ClassAnalysis,
     table: ClassTable,
     names: QualifiedNames,
-    others: FrozenSet[str],
-    parents: List[str],
-) -> List[Ineligibility]:
-    reasons: List[Ineligibility] = []
+    others: frozenset[str],
+    parents: list[str],
+) -> list[Ineligibility]:
+    reasons: list[Ineligibility] = []
     base_problem = _base_problem(cls, names, others, parents)
     if base_problem is not None:
         reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node.name, base_problem))
@@ -214,9 +212,9 @@ def _own_reasons(
 
 def _external_bases(
     cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, external: ExternalBases
-) -> List[Tuple[str, ExternalTests]]:
+) -> list[tuple[str, ExternalTests]]:
     """Each direct base from another module that is not a per-test base distlint migrates."""
-    found: List[Tuple[str, ExternalTests]] = []
+    found: list[tuple[str, ExternalTests]] = []
     for base in cls.node.bases:
         if base.keyword is not None or table.local_base(names, base) is not None:
             continue
@@ -226,7 +224,7 @@ def _external_bases(
     return found
 
 
-def _external_reasons(cls: ClassAnalysis) -> List[Ineligibility]:
+def _external_reasons(cls: ClassAnalysis) -> list[Ineligibility]:
     """A base from elsewhere that brings tests (or whose tests cannot be seen): the per-test class
     keeps inheriting them, so a continuous class deriving from it would run them again."""
     for written, found in cls.external_bases:
@@ -243,7 +241,7 @@ def _external_reasons(cls: ClassAnalysis) -> List[Ineligibility]:
 
 def _undeclarable_environment(
     cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
-) -> Optional[cst.BaseStatement]:
+) -> cst.BaseStatement | None:
     """The first environment write of the setUp chain a continuous class cannot declare (a PG
     variable written otherwise than as a literal, any variable written after the spawn), or
     None; then ``cls.environment`` is what the continuous class declares."""
@@ -262,11 +260,11 @@ def _undeclarable_environment(
 
 
 def _base_problem(
-    cls: ClassAnalysis, names: QualifiedNames, others: FrozenSet[str], parents: List[str]
-) -> Optional[str]:
+    cls: ClassAnalysis, names: QualifiedNames, others: frozenset[str], parents: list[str]
+) -> str | None:
     if len(parents) > 1:
         return "the class has several per-test bases"
-    found: Set[str] = set()
+    found: set[str] = set()
     for base in cls.node.bases:
         if base.keyword is not None or (
             isinstance(base.value, cst.Name) and base.value.value in parents
@@ -286,7 +284,7 @@ def _base_problem(
 
 def _override_reasons(
     cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
-) -> List[Ineligibility]:
+) -> list[Ineligibility]:
     """The class (or a same-file base) redefines what its torch base builds the per-test PG with."""
     for member in BASE_PG_MEMBERS.get(cls.per_test_base, ()):
         found = table.method(names, cls.node, member)
@@ -317,9 +315,9 @@ def _fact_reasons(
     cls: ClassAnalysis,
     table: ClassTable,
     names: QualifiedNames,
-    per_test: Dict[str, ClassAnalysis],
-    parents: List[str],
-) -> List[Ineligibility]:
+    per_test: dict[str, ClassAnalysis],
+    parents: list[str],
+) -> list[Ineligibility]:
     """The class-level PG facts a continuous class must carry (only for a class with PG tests)."""
     if not cls.pg_tests or all(t.ineligible for t in cls.pg_tests):
         return []
@@ -329,7 +327,7 @@ def _fact_reasons(
     if cls.backend is None and cls.per_test_base not in BASE_CHOOSES_BACKEND:
         # Say what to change: the continuous class needs the backend as a string literal.
         return [Ineligibility(Reason.UNKNOWN_BACKEND, node, _unknown_backend_detail(cls))]
-    reasons: List[Ineligibility] = []
+    reasons: list[Ineligibility] = []
     if cls.options is not None and not uses_class_opts(cls):
         reasons.append(
             Ineligibility(
@@ -382,7 +380,7 @@ def uses_class_opts(facts: ClassAnalysis) -> bool:
     )
 
 
-def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> Optional[str]:
+def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> str | None:
     """opts() becomes a classmethod: only when it reads class attributes, not per-test state."""
     found = table.method(names, cls.node, "opts")
     if found is None:
@@ -398,8 +396,8 @@ def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) 
         return f"opts() of {owner.name.value} does not take self first"
     family = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
     family += [table.classes[n] for n in table.subclasses(names, cls.node) if n in table.classes]
-    class_attributes: Set[str] = set()
-    instance_state: Set[str] = set()
+    class_attributes: set[str] = set()
+    instance_state: set[str] = set()
     for member in family:
         class_attributes |= _class_attributes(member)
         instance_state |= _self_assignments(member)
@@ -412,8 +410,8 @@ def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) 
     return None
 
 
-def _class_attributes(cls: cst.ClassDef) -> Set[str]:
-    found: Set[str] = set()
+def _class_attributes(cls: cst.ClassDef) -> set[str]:
+    found: set[str] = set()
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -425,9 +423,9 @@ def _class_attributes(cls: cst.ClassDef) -> Set[str]:
     return found
 
 
-def _self_assignments(cls: cst.ClassDef) -> Set[str]:
+def _self_assignments(cls: cst.ClassDef) -> set[str]:
     """``x`` for every ``self.x = ...`` (also annotated and augmented) anywhere in the class."""
-    found: Set[str] = set()
+    found: set[str] = set()
     for node in statement_nodes(cls):  # assignments are statements: no expression is visited
         if isinstance(node, cst.AssignTarget):
             target = node.target
@@ -445,8 +443,8 @@ def _self_assignments(cls: cst.ClassDef) -> Set[str]:
     return found
 
 
-def _self_reads(node: cst.CSTNode) -> Set[str]:
-    found: Set[str] = set()
+def _self_reads(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
 
     class _Visitor(cst.CSTVisitor):
         def visit_Attribute(self, attribute: cst.Attribute) -> None:
@@ -457,8 +455,8 @@ def _self_reads(node: cst.CSTNode) -> Set[str]:
     return found
 
 
-def _bare_names(node: cst.CSTNode) -> Set[str]:
-    found: Set[str] = set()
+def _bare_names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
 
     class _Names(cst.CSTVisitor):
         def visit_Name(self, name: cst.Name) -> None:
@@ -471,7 +469,7 @@ def _bare_names(node: cst.CSTNode) -> Set[str]:
 # -- setUp / tearDown -------------------------------------------------------------------------------
 
 
-def hook_problem(function: cst.FunctionDef) -> Optional[str]:
+def hook_problem(function: cst.FunctionDef) -> str | None:
     """What a setUp/tearDown does beyond super(), spawning and removing self.file_name."""
     name = function.name.value
     if name == "__init__":

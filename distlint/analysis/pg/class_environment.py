@@ -17,7 +17,7 @@ Anything else that touches the environment keeps ``Reason.CLASS_ENVIRONMENT``.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from distlint.analysis.names import dotted_name
 from distlint.analysis.pg.creation import string_literal
 
 
-def declared_assignment(statement: cst.BaseStatement) -> Optional[Tuple[str, str]]:
+def declared_assignment(statement: cst.BaseStatement) -> tuple[str, str] | None:
     """``(key, value)`` for ``os.environ["KEY"] = "value"`` (both literals), else None."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
@@ -54,7 +54,7 @@ def is_environment_undo(statement: cst.BaseStatement) -> bool:
     return False
 
 
-def _environ_key(target: cst.BaseExpression) -> Optional[str]:
+def _environ_key(target: cst.BaseExpression) -> str | None:
     if (
         not isinstance(target, cst.Subscript)
         or dotted_name(target.value) != "os.environ"
@@ -66,10 +66,10 @@ def _environ_key(target: cst.BaseExpression) -> Optional[str]:
 
 
 def setup_environment_writes(
-    setups: List[cst.FunctionDef],
+    setups: list[cst.FunctionDef],
     spawns: Callable[[cst.BaseStatement], bool],
     calls_super: Callable[[cst.BaseStatement], bool],
-) -> Tuple[Dict[str, str], Optional[cst.BaseStatement]]:
+) -> tuple[dict[str, str], cst.BaseStatement | None]:
     """The variables the ``setUp`` chain sets before the spawn, and the first write after it (the
     ranks never see that one: a per-test class that relies on it cannot be reproduced), if any.
 
@@ -77,7 +77,7 @@ def setup_environment_writes(
     writes before it calls ``super().setUp()``, so a base's value wins). ``spawns``: whether a
     statement spawns the ranks; ``calls_super``: whether it is ``super().setUp()``, which spawns
     them when a same-file base's ``setUp`` follows in the chain (MultiProcessTestCase's does not)."""
-    environment: Dict[str, str] = {}
+    environment: dict[str, str] = {}
     for index, setup in enumerate(setups):
         spawned = False
         base_follows = index + 1 < len(setups)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -105,7 +104,7 @@ def env_family(key: str) -> str:
     return key
 
 
-def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
+def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> str | None:
     """``init_process_group`` for ``dist.init_process_group`` (any alias); None for non-c10d names."""
     for qualified in qualified_names(names, node):
         module, _, member = qualified.rpartition(".")
@@ -115,7 +114,7 @@ def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]
     return None
 
 
-def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
+def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> str | None:
     """Last component of what a call/decorator refers to (qualified when known, else as written)."""
     if isinstance(node, cst.Call):
         node = node.func
@@ -126,7 +125,7 @@ def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> Optional[str]:
     return last_component(written) if written else None
 
 
-def self_method_name(call: cst.Call) -> Optional[str]:
+def self_method_name(call: cst.Call) -> str | None:
     """``X`` for ``self.X(...)`` / ``cls.X(...)``."""
     func = call.func
     if (
@@ -138,14 +137,14 @@ def self_method_name(call: cst.Call) -> Optional[str]:
     return None
 
 
-def method_name(call: cst.Call) -> Optional[str]:
+def method_name(call: cst.Call) -> str | None:
     """``X`` for any ``<expr>.X(...)``."""
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
 def argument(
-    call: cst.Call, position: Optional[int], keyword: Optional[str]
-) -> Optional[cst.BaseExpression]:
+    call: cst.Call, position: int | None, keyword: str | None
+) -> cst.BaseExpression | None:
     """The expression passed at ``position`` or as ``keyword=`` (None when absent or starred)."""
     if keyword is not None:
         for arg in call.args:
@@ -160,14 +159,14 @@ def argument(
     return None
 
 
-def string_literal(node: Optional[cst.BaseExpression]) -> Optional[str]:
+def string_literal(node: cst.BaseExpression | None) -> str | None:
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
 
 
-def backend_for_device(device: Optional[str]) -> Optional[str]:
+def backend_for_device(device: str | None) -> str | None:
     if device is None:
         return None
     if device.startswith("cuda"):
@@ -191,7 +190,7 @@ INIT_PROCESS_GROUP_PARAMS = (
 )
 
 
-def init_arg(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+def init_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return argument(call, INIT_PROCESS_GROUP_PARAMS.index(name), name)
 
 
@@ -199,12 +198,12 @@ def init_arg(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 class CallFacts:
     """What one PG-creating call says (expressions as written at that call)."""
 
-    backend: Optional[cst.BaseExpression] = None
-    backend_literal: Optional[str] = None
-    world_size: Optional[cst.BaseExpression] = None
-    timeout: Optional[cst.BaseExpression] = None
-    options: Optional[cst.BaseExpression] = None
-    store: Optional[cst.BaseExpression] = None
+    backend: cst.BaseExpression | None = None
+    backend_literal: str | None = None
+    world_size: cst.BaseExpression | None = None
+    timeout: cst.BaseExpression | None = None
+    options: cst.BaseExpression | None = None
+    store: cst.BaseExpression | None = None
 
 
 def init_process_group_facts(call: cst.Call) -> CallFacts:
@@ -256,7 +255,7 @@ def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
     )
 
 
-def decorator_call(decorator: cst.Decorator) -> Tuple[cst.BaseExpression, Optional[cst.Call]]:
+def decorator_call(decorator: cst.Decorator) -> tuple[cst.BaseExpression, cst.Call | None]:
     """The decorator's callee and, for ``@dec(...)``, the call."""
     expression = decorator.decorator
     if isinstance(expression, cst.Call):

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from distlint.analysis.pg.execution import integer_literal
 from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
 from distlint.analysis.pg.creation import env_family
 from distlint.analysis.pg.events import Event, Scan
+from distlint.analysis.pg.execution import integer_literal
 from distlint.cst_utils import code_of, is_literal
 
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
@@ -31,19 +31,19 @@ _CLASS_WORLD_SIZE = frozenset(
 )
 
 
-def code(node: Optional[cst.CSTNode]) -> Optional[str]:
+def code(node: cst.CSTNode | None) -> str | None:
     """Source of ``node`` with whitespace removed (for comparing expressions); None for None."""
     if node is None:
         return None
     return "".join(code_of(node).split())
 
 
-def is_class_opts_call(node: Optional[cst.BaseExpression]) -> bool:
+def is_class_opts_call(node: cst.BaseExpression | None) -> bool:
     """``self.opts()`` / ``cls.opts()`` with no arguments: the class's options."""
     return is_class_method_call(node) and node.func.attr.value == "opts"  # type: ignore[union-attr]
 
 
-def is_class_method_call(node: Optional[cst.BaseExpression]) -> bool:
+def is_class_method_call(node: cst.BaseExpression | None) -> bool:
     """``self.<method>()`` / ``cls.<method>()`` with no arguments."""
     return (
         isinstance(node, cst.Call)
@@ -55,10 +55,10 @@ def is_class_method_call(node: Optional[cst.BaseExpression]) -> bool:
 
 
 #: An options variant: ``self.opts(threads=8)`` -> ``(("threads", "8"),)`` (keywords sorted).
-OptionsVariant = Tuple[Tuple[str, str], ...]
+OptionsVariant = tuple[tuple[str, str], ...]
 
 
-def options_variant(node: Optional[cst.BaseExpression]) -> Optional[OptionsVariant]:
+def options_variant(node: cst.BaseExpression | None) -> OptionsVariant | None:
     """The keyword arguments of ``self.opts(k=<literal>, ...)`` / ``cls.opts(...)``, or None.
 
     Only literal keyword values are comparable: tests passing the same ones share a PG
@@ -84,15 +84,15 @@ def options_variant(node: Optional[cst.BaseExpression]) -> Optional[OptionsVaria
 class ClassFacts:
     """What the class's PG creations share; each becomes the continuous class's setting."""
 
-    backend: Optional[str] = None
-    world_size: Optional[cst.BaseExpression] = None
-    timeout: Optional[cst.BaseExpression] = None
-    options: Optional[cst.BaseExpression] = None
+    backend: str | None = None
+    world_size: cst.BaseExpression | None = None
+    timeout: cst.BaseExpression | None = None
+    options: cst.BaseExpression | None = None
 
 
 def _majority(
-    values: Sequence[Tuple[Optional[str], Optional[cst.BaseExpression]]], prefer_none: bool
-) -> Optional[cst.BaseExpression]:
+    values: Sequence[tuple[str | None, cst.BaseExpression | None]], prefer_none: bool
+) -> cst.BaseExpression | None:
     """The most common expression (by code); ties go to "not passed" when ``prefer_none``, else the first."""
     if not values:
         return None
@@ -107,7 +107,7 @@ def _majority(
 
 
 def class_facts(
-    creations: Iterable[PGCreation], world_size: Optional[cst.BaseExpression]
+    creations: Iterable[PGCreation], world_size: cst.BaseExpression | None
 ) -> ClassFacts:
     """Shared backend / timeout / options of a class's PG creations, and its world size."""
     creations = list(creations)
@@ -135,27 +135,27 @@ class TestEvidence:
     name: str
     node: cst.FunctionDef
     scan: Scan
-    creations: List[PGCreation]
+    creations: list[PGCreation]
     #: Per creation: made by a config pg-helper/pg-decorator (body unknown to distlint).
-    from_config: List[bool]
+    from_config: list[bool]
     #: In a loop / inside assertRaises, per creation.
-    in_loop: List[bool]
-    env_decorators: List[Event] = field(default_factory=list)
-    decorator_env: List[Event] = field(default_factory=list)
+    in_loop: list[bool]
+    env_decorators: list[Event] = field(default_factory=list)
+    decorator_env: list[Event] = field(default_factory=list)
     #: Listed in the class's skip_return_code_checks / special_return_code_checks.
-    return_code_check: Optional[str] = None
+    return_code_check: str | None = None
 
 
 class _Reasons:
     def __init__(self) -> None:
-        self.found: Dict[Reason, Tuple[cst.CSTNode, List[str]]] = {}
+        self.found: dict[Reason, tuple[cst.CSTNode, list[str]]] = {}
 
     def add(self, reason: Reason, node: cst.CSTNode, detail: str = "") -> None:
         entry = self.found.setdefault(reason, (node, []))
         if detail and detail not in entry[1]:
             entry[1].append(detail)
 
-    def result(self) -> List[Ineligibility]:
+    def result(self) -> list[Ineligibility]:
         order = list(Reason)
         return [
             Ineligibility(reason, node, ", ".join(details))
@@ -165,7 +165,7 @@ class _Reasons:
         ]
 
 
-def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> List[Ineligibility]:
+def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> list[Ineligibility]:
     """Why ``evidence``'s test cannot move to a continuous class (empty: it can)."""
     reasons = _Reasons()
     scan = evidence.scan
@@ -250,7 +250,7 @@ def _via(event: Event) -> str:
 
 
 def _same_world_size(
-    world_size: Optional[cst.BaseExpression], class_world_size: Optional[cst.BaseExpression]
+    world_size: cst.BaseExpression | None, class_world_size: cst.BaseExpression | None
 ) -> bool:
     if world_size is None:
         return True
@@ -264,7 +264,7 @@ def _same_world_size(
 
 
 def _same_options(
-    options: Optional[cst.BaseExpression], class_options: Optional[cst.BaseExpression]
+    options: cst.BaseExpression | None, class_options: cst.BaseExpression | None
 ) -> bool:
     if options is None or is_class_opts_call(options) or code(options) == code(class_options):
         return True
@@ -279,7 +279,7 @@ def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str
     """DL202's phrase for ``count`` tests (the verb agrees with it); for environment, the
     variable families ("sets TORCH_NCCL_*/NCCL_*")."""
     if reason is Reason.PG_ENVIRONMENT:
-        families: List[str] = []
+        families: list[str] = []
         for detail in details:
             for key in detail.split(", "):
                 family = env_family(key)
@@ -290,10 +290,10 @@ def reason_phrase(reason: Reason, details: Iterable[str], count: int = 2) -> str
     return reason.phrase(count)
 
 
-def reason_counts(analysis: ClassAnalysis) -> List[Tuple[int, str]]:
+def reason_counts(analysis: ClassAnalysis) -> list[tuple[int, str]]:
     """``[(count, phrase)]`` over the class's ineligible tests, most common first (a test counts once per reason)."""
     counts: Counter = Counter()
-    details: Dict[Reason, List[str]] = {}
+    details: dict[Reason, list[str]] = {}
     for test in analysis.pg_tests:
         for entry in test.ineligible:
             counts[entry.reason] += 1

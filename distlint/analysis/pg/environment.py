@@ -6,7 +6,8 @@ Only the variable names are read here; whether one affects a PG is
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Optional
 
 import libcst as cst
 
@@ -14,7 +15,7 @@ from distlint.analysis.names import QualifiedNames, qualified_names
 from distlint.analysis.pg.creation import method_name, string_literal
 
 #: ``(key, node)``: the variable written (None when not a literal) and the node writing it.
-Written = Tuple[Optional[str], cst.CSTNode]
+Written = tuple[Optional[str], cst.CSTNode]
 
 
 def is_os_environ(names: QualifiedNames, node: cst.BaseExpression) -> bool:
@@ -23,9 +24,9 @@ def is_os_environ(names: QualifiedNames, node: cst.BaseExpression) -> bool:
 
 def environ_subscripts(
     names: QualifiedNames, targets: Sequence[cst.BaseExpression]
-) -> List[Written]:
+) -> list[Written]:
     """``os.environ[KEY]`` among the targets of an assignment, ``+=`` or ``del``."""
-    written: List[Written] = []
+    written: list[Written] = []
     for target in targets:
         if (
             isinstance(target, cst.Subscript)
@@ -39,7 +40,7 @@ def environ_subscripts(
     return written
 
 
-def environment_call_keys(names: QualifiedNames, call: cst.Call) -> Optional[List[Optional[str]]]:
+def environment_call_keys(names: QualifiedNames, call: cst.Call) -> list[str | None] | None:
     """The variables ``call`` writes, or None when it is not an environment call.
 
     ``os.environ.update/setdefault/pop``, ``os.putenv/unsetenv``, ``patch.dict(os.environ, ...)``,
@@ -47,7 +48,7 @@ def environment_call_keys(names: QualifiedNames, call: cst.Call) -> Optional[Lis
     """
     resolved = qualified_names(names, call)
     func = call.func
-    keys: List[Optional[str]] = []
+    keys: list[str | None] = []
     if isinstance(func, cst.Attribute) and is_os_environ(names, func.value):
         if func.attr.value == "update":
             for arg in call.args:
@@ -80,5 +81,5 @@ def environment_call_keys(names: QualifiedNames, call: cst.Call) -> Optional[Lis
     return keys
 
 
-def _dict_keys(node: cst.Dict) -> List[Optional[str]]:
+def _dict_keys(node: cst.Dict) -> list[str | None]:
     return [string_literal(e.key) for e in node.elements if isinstance(e, cst.DictElement)]

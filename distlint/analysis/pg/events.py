@@ -8,7 +8,6 @@ helpers lifted in); :mod:`distlint.analysis.pg.eligibility` turns them into reas
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -24,19 +23,19 @@ class Site:
     #: The node where the event itself is (inside the innermost helper); same as ``node`` when direct.
     inner: cst.CSTNode
     #: The innermost statement of the analysed function enclosing ``node`` (None for decorators).
-    statement: Optional[cst.BaseStatement]
+    statement: cst.BaseStatement | None
     #: Index of the analysed function's top-level body statement enclosing ``node`` (-1: decorator).
     top: int
     #: Helpers followed, outermost first, e.g. ("self._test_basics", "self._create_pg").
-    chain: Tuple[str, ...] = ()
-    helpers: Tuple[cst.FunctionDef, ...] = ()
+    chain: tuple[str, ...] = ()
+    helpers: tuple[cst.FunctionDef, ...] = ()
     in_loop: bool = False
     in_raises: bool = False
     in_rank_branch: bool = False
     #: Whether the event is in the trailing teardown of its function (and, for helpers, of each caller).
     trailing: bool = False
     #: Source order key (sortable across helpers).
-    order: Tuple[int, ...] = ()
+    order: tuple[int, ...] = ()
 
 
 @dataclass
@@ -58,7 +57,7 @@ class Event:
     site: Site
     what: str
     #: destroy/abort: the PG expression it acts on (resolved), when given.
-    target: Optional[cst.BaseExpression] = None
+    target: cst.BaseExpression | None = None
 
 
 @dataclass
@@ -71,18 +70,18 @@ class StoreStatement:
 class Scan:
     """Everything one function (with followed helpers) does, as events seen from it."""
 
-    creations: List[CreationEvent] = field(default_factory=list)
-    destroys: List[Event] = field(default_factory=list)
-    aborts: List[Event] = field(default_factory=list)
-    env: List[Event] = field(default_factory=list)  # what = the variable name
-    exits: List[Event] = field(default_factory=list)  # non-skip sys.exit/os._exit
-    kills: List[Event] = field(default_factory=list)  # os.kill, .kill(), ...
-    raises: List[Event] = field(default_factory=list)  # init/collective expected to raise
-    file_name_uses: List[Event] = field(default_factory=list)  # self.file_name beyond the store
-    self_attributes: List[str] = field(default_factory=list)
+    creations: list[CreationEvent] = field(default_factory=list)
+    destroys: list[Event] = field(default_factory=list)
+    aborts: list[Event] = field(default_factory=list)
+    env: list[Event] = field(default_factory=list)  # what = the variable name
+    exits: list[Event] = field(default_factory=list)  # non-skip sys.exit/os._exit
+    kills: list[Event] = field(default_factory=list)  # os.kill, .kill(), ...
+    raises: list[Event] = field(default_factory=list)  # init/collective expected to raise
+    file_name_uses: list[Event] = field(default_factory=list)  # self.file_name beyond the store
+    self_attributes: list[str] = field(default_factory=list)
     #: Store statements of this function's body used only to build PGs.
-    stores: List[StoreStatement] = field(default_factory=list)
+    stores: list[StoreStatement] = field(default_factory=list)
     #: Trailing teardown statements of this function's body.
-    teardown: List[cst.BaseStatement] = field(default_factory=list)
+    teardown: list[cst.BaseStatement] = field(default_factory=list)
     #: Trailing teardown statements inside followed helpers: (helper, statement).
-    helper_teardown: List[Tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
+    helper_teardown: list[tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)

@@ -7,13 +7,16 @@ bases from elsewhere are recognised by name: torch's known test bases plus the
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Union
 
 import libcst as cst
 
 from distlint.analysis.model import ExecutionModel
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
+from distlint.config import Config
+from distlint.cst_utils import is_string_statement
 from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
     BASE_RUN_PG,
     CONTINUOUS_BASES,
@@ -21,8 +24,6 @@ from distlint.screens.pg_names import (  # noqa: F401 - names the analysis share
     SPAWN_METHODS,
     config_names,
 )
-from distlint.config import Config
-from distlint.cst_utils import is_string_statement
 
 #: The per-test bases ``distlint migrate`` moves tests from (``MultiProcessTestCase`` is the
 #: fifth: its classes spawn in their own ``setUp``).
@@ -50,7 +51,7 @@ THREADED_BASES = frozenset(
 NOT_TARGET_BASES = frozenset({"LocalDTensorTestBase"})
 
 #: An entry of a class's linearised bases: a class of this file, or an external base's names.
-Base = Union[cst.ClassDef, Tuple[str, ...]]
+Base = Union[cst.ClassDef, tuple[str, ...]]
 
 
 @dataclass
@@ -58,20 +59,20 @@ class ClassModel:
     model: ExecutionModel
     reason: str = ""
     #: The external base that decided it (e.g. "FSDPTest"), when one did.
-    deciding_base: Optional[str] = None
+    deciding_base: str | None = None
 
 
 @dataclass
 class ClassTable:
     """The module's classes (not nested in functions or classes) and module-level functions."""
 
-    classes: Dict[str, cst.ClassDef] = field(default_factory=dict)
-    order: List[cst.ClassDef] = field(default_factory=list)
-    functions: Dict[str, cst.FunctionDef] = field(default_factory=dict)
-    _linearized: Dict[int, List["Base"]] = field(default_factory=dict, repr=False)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
+    order: list[cst.ClassDef] = field(default_factory=list)
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    _linearized: dict[int, list[Base]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, module: cst.Module) -> "ClassTable":
+    def build(cls, module: cst.Module) -> ClassTable:
         table = cls()
         for statement in _module_level(module.body):
             if isinstance(statement, cst.ClassDef):
@@ -81,7 +82,7 @@ class ClassTable:
                 table.functions.setdefault(statement.name.value, statement)
         return table
 
-    def local_base(self, names: QualifiedNames, base: cst.Arg) -> Optional[cst.ClassDef]:
+    def local_base(self, names: QualifiedNames, base: cst.Arg) -> cst.ClassDef | None:
         """The same-file class a base expression names, if any."""
         if base.keyword is not None or not isinstance(base.value, cst.Name):
             return None
@@ -94,15 +95,15 @@ class ClassTable:
             return None
         return found
 
-    def linearize(self, names: QualifiedNames, cls: cst.ClassDef) -> List[Base]:
+    def linearize(self, names: QualifiedNames, cls: cst.ClassDef) -> list[Base]:
         """The class and its bases, depth first left to right (an MRO approximation), cycle safe."""
         cached = self._linearized.get(id(cls))
         if cached is None:
             cached = self._linearized[id(cls)] = self._linearize(names, cls)
         return cached
 
-    def _linearize(self, names: QualifiedNames, cls: cst.ClassDef) -> List[Base]:
-        out: List[Base] = []
+    def _linearize(self, names: QualifiedNames, cls: cst.ClassDef) -> list[Base]:
+        out: list[Base] = []
         seen: set = set()
 
         def visit(node: cst.ClassDef) -> None:
@@ -124,7 +125,7 @@ class ClassTable:
 
     def method(
         self, names: QualifiedNames, cls: cst.ClassDef, name: str
-    ) -> Optional[Tuple[cst.ClassDef, cst.FunctionDef]]:
+    ) -> tuple[cst.ClassDef, cst.FunctionDef] | None:
         """``name`` looked up on ``cls`` and its same-file bases (first definition wins)."""
         for entry in self.linearize(names, cls):
             if isinstance(entry, cst.ClassDef):
@@ -133,7 +134,7 @@ class ClassTable:
                     return entry, found
         return None
 
-    def subclasses(self, names: QualifiedNames, cls: cst.ClassDef) -> Tuple[str, ...]:
+    def subclasses(self, names: QualifiedNames, cls: cst.ClassDef) -> tuple[str, ...]:
         return tuple(
             other.name.value
             for other in self.order
@@ -149,9 +150,9 @@ def _module_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStateme
             yield from _module_level(block)
 
 
-def _blocks(statement: cst.BaseStatement) -> List[Sequence[cst.BaseStatement]]:
+def _blocks(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
     """Statement lists directly inside a module-level if/try/with (not functions or classes)."""
-    suites: List[cst.BaseSuite] = []
+    suites: list[cst.BaseSuite] = []
     if isinstance(statement, cst.If):
         suites.append(statement.body)
         orelse = statement.orelse
@@ -174,7 +175,7 @@ def _suite_body(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return suite.body if isinstance(suite, cst.IndentedBlock) else ()
 
 
-def external_base_names(names: QualifiedNames, expression: cst.BaseExpression) -> Tuple[str, ...]:
+def external_base_names(names: QualifiedNames, expression: cst.BaseExpression) -> tuple[str, ...]:
     """Qualified names of a base from elsewhere; as written when it cannot be resolved (star imports)."""
     resolved = qualified_names(names, expression)
     if resolved:
@@ -183,7 +184,7 @@ def external_base_names(names: QualifiedNames, expression: cst.BaseExpression) -
     return (written,) if written else ()
 
 
-def class_function(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+def class_function(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for statement in body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
@@ -191,14 +192,14 @@ def class_function(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     return None
 
 
-def class_functions(cls: cst.ClassDef) -> List[cst.FunctionDef]:
+def class_functions(cls: cst.ClassDef) -> list[cst.FunctionDef]:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     return [s for s in body if isinstance(s, cst.FunctionDef)]
 
 
-def calls_self_method(func: cst.FunctionDef, method_names: Sequence[str]) -> Optional[str]:
+def calls_self_method(func: cst.FunctionDef, method_names: Sequence[str]) -> str | None:
     """The first ``self.<m>()`` call in ``func`` with ``m`` in ``method_names``."""
-    found: List[str] = []
+    found: list[str] = []
 
     class _Finder(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
@@ -215,7 +216,7 @@ def calls_self_method(func: cst.FunctionDef, method_names: Sequence[str]) -> Opt
     return found[0] if found else None
 
 
-def _matches(base_names: Tuple[str, ...], wanted: frozenset) -> Optional[str]:
+def _matches(base_names: tuple[str, ...], wanted: frozenset) -> str | None:
     for name in base_names:
         if last_component(name) in wanted:
             return last_component(name)
@@ -253,9 +254,9 @@ def class_model(
 
 @dataclass
 class WorldSizeFact:
-    value: Optional[cst.BaseExpression] = None
-    node: Optional[cst.CSTNode] = None
-    owner: Optional[cst.ClassDef] = None
+    value: cst.BaseExpression | None = None
+    node: cst.CSTNode | None = None
+    owner: cst.ClassDef | None = None
 
 
 def world_size_fact(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef) -> WorldSizeFact:
@@ -277,7 +278,7 @@ def world_size_fact(table: ClassTable, names: QualifiedNames, cls: cst.ClassDef)
 
 def class_attribute(
     table: ClassTable, names: QualifiedNames, cls: cst.ClassDef, name: str
-) -> Optional[Tuple[cst.ClassDef, cst.BaseStatement]]:
+) -> tuple[cst.ClassDef, cst.BaseStatement] | None:
     """``name = ...`` in the body of ``cls`` or a same-file base (first found): (owner, statement)."""
     for entry in table.linearize(names, cls):
         if not isinstance(entry, cst.ClassDef):
@@ -290,7 +291,7 @@ def class_attribute(
     return None
 
 
-def _class_assignment(small: cst.BaseSmallStatement, name: str) -> Optional[cst.BaseExpression]:
+def _class_assignment(small: cst.BaseSmallStatement, name: str) -> cst.BaseExpression | None:
     if isinstance(small, cst.Assign):
         for target in small.targets:
             if isinstance(target.target, cst.Name) and target.target.value == name:
@@ -304,7 +305,7 @@ def _class_assignment(small: cst.BaseSmallStatement, name: str) -> Optional[cst.
     return None
 
 
-def _single_return(func: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+def _single_return(func: cst.FunctionDef) -> cst.BaseExpression | None:
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
     statements = [s for s in body if not is_string_statement(s)]
     if len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine):
@@ -314,7 +315,7 @@ def _single_return(func: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     return None
 
 
-def integer_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
+def integer_literal(node: cst.BaseExpression | None) -> int | None:
     if isinstance(node, cst.Integer):
         try:
             return int(node.evaluated_value)

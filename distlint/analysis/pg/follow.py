@@ -10,8 +10,9 @@ are resolved through helper parameters (``opts`` -> the caller's ``self.opts()``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import Protocol
 
 import libcst as cst
 
@@ -39,16 +40,16 @@ class Walks(Protocol):
 
     names: QualifiedNames
 
-    def walker(self, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> "WalkedFunction": ...
+    def walker(self, func: cst.FunctionDef, owner: cst.ClassDef | None) -> WalkedFunction: ...
 
 
 @dataclass
 class Binding:
     """Helper parameters -> the caller's (resolved) argument expressions."""
 
-    params: Dict[str, Optional[cst.BaseExpression]]
-    star_kwargs_name: Optional[str] = None
-    extra_kwargs: Tuple[cst.Arg, ...] = ()
+    params: dict[str, cst.BaseExpression | None]
+    star_kwargs_name: str | None = None
+    extra_kwargs: tuple[cst.Arg, ...] = ()
 
 
 @dataclass
@@ -62,16 +63,14 @@ class HelperCall:
     label: str
     site: Site
     #: What the call counts as when the helper is not followed (a cycle, too deep): a known helper.
-    fallback: Optional[CreationEvent] = None
+    fallback: CreationEvent | None = None
 
 
 class WalkedFunction:
     """What one walk of a function recorded (:class:`~distlint.analysis.pg.scan.Walker` fills
     it): the events of its own body, and what :func:`finish` needs to bind each call of it."""
 
-    def __init__(
-        self, context: Walks, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
-    ) -> None:
+    def __init__(self, context: Walks, func: cst.FunctionDef, owner: cst.ClassDef | None) -> None:
         self.context = context
         self.names = context.names
         self.func = func
@@ -82,26 +81,26 @@ class WalkedFunction:
             list(body.body) if isinstance(body, cst.IndentedBlock) else []
         )
         self.scan = Scan()
-        self.raw_creations: List[Tuple[CreationEvent, cst.Call]] = []
-        self.helper_calls: List[HelperCall] = []
-        self.creation_call_ids: Set[int] = set()
+        self.raw_creations: list[tuple[CreationEvent, cst.Call]] = []
+        self.helper_calls: list[HelperCall] = []
+        self.creation_call_ids: set[int] = set()
         #: Names read, with the ids of the calls and statement lines around each read.
-        self.name_refs: List[Tuple[cst.Name, Tuple[int, ...]]] = []
-        self.assignments: Dict[str, List[Optional[cst.BaseExpression]]] = {}
-        self.mutated: Set[str] = set()
-        self.store_candidates: List[Tuple[str, cst.BaseStatement, cst.Call]] = []
-        self.file_name_refs: List[Tuple[cst.Attribute, Tuple[int, ...], Site]] = []
-        self.returned_store_ids: Set[int] = set()
-        self.teardown_ids: Set[int] = set()
-        self.tail_ids: Set[int] = set()
+        self.name_refs: list[tuple[cst.Name, tuple[int, ...]]] = []
+        self.assignments: dict[str, list[cst.BaseExpression | None]] = {}
+        self.mutated: set[str] = set()
+        self.store_candidates: list[tuple[str, cst.BaseStatement, cst.Call]] = []
+        self.file_name_refs: list[tuple[cst.Attribute, tuple[int, ...], Site]] = []
+        self.returned_store_ids: set[int] = set()
+        self.teardown_ids: set[int] = set()
+        self.tail_ids: set[int] = set()
 
 
 def resolve(
     walker: WalkedFunction,
-    expression: Optional[cst.BaseExpression],
-    binding: Optional[Binding],
+    expression: cst.BaseExpression | None,
+    binding: Binding | None,
     depth: int = 0,
-) -> Optional[cst.BaseExpression]:
+) -> cst.BaseExpression | None:
     """An expression with helper parameters and single local assignments substituted."""
     if expression is None:
         return None
@@ -124,11 +123,11 @@ def resolve(
     return expression
 
 
-def _effective_call(call: cst.Call, binding: Optional[Binding]) -> cst.Call:
+def _effective_call(call: cst.Call, binding: Binding | None) -> cst.Call:
     """``call`` with a forwarded ``**kwargs`` replaced by the caller's extra keywords."""
     if binding is None or binding.star_kwargs_name is None:
         return call
-    args: List[cst.Arg] = []
+    args: list[cst.Arg] = []
     for arg in call.args:
         if (
             arg.star == "**"
@@ -142,7 +141,7 @@ def _effective_call(call: cst.Call, binding: Optional[Binding]) -> cst.Call:
 
 
 def _resolved_creation(
-    walker: WalkedFunction, event: CreationEvent, call: cst.Call, binding: Optional[Binding]
+    walker: WalkedFunction, event: CreationEvent, call: cst.Call, binding: Binding | None
 ) -> CreationEvent:
     """``event`` with its facts read through forwarded ``**kwargs`` and resolved in this scope."""
     facts = _refresh_facts(event, _effective_call(call, binding))
@@ -161,7 +160,7 @@ def _resolved_creation(
 
 
 def finish(
-    walker: WalkedFunction, binding: Optional[Binding], depth: int, visiting: frozenset
+    walker: WalkedFunction, binding: Binding | None, depth: int, visiting: frozenset
 ) -> Scan:
     """The walk's events for one call of this function (``binding``: its arguments), helpers lifted in."""
     walked = walker.scan
@@ -232,22 +231,22 @@ def finish(
     return scan
 
 
-def is_subgroup(names: QualifiedNames, target: Optional[cst.BaseExpression]) -> bool:
+def is_subgroup(names: QualifiedNames, target: cst.BaseExpression | None) -> bool:
     """``dist.new_group(...)`` and friends: destroying one leaves the PG alone."""
     return isinstance(target, cst.Call) and torch_dist_member(names, target) in SUBGROUP_FUNCTIONS
 
 
-def _bind(walker: WalkedFunction, helper_call: HelperCall, binding: Optional[Binding]) -> Binding:
+def _bind(walker: WalkedFunction, helper_call: HelperCall, binding: Binding | None) -> Binding:
     params = helper_call.helper.params
     positional = list(params.posonly_params) + list(params.params)
     if positional and helper_call.is_method and positional[0].name.value in ("self", "cls"):
         positional = positional[1:]
-    bound: Dict[str, Optional[cst.BaseExpression]] = {}
+    bound: dict[str, cst.BaseExpression | None] = {}
     for param in positional + list(params.kwonly_params):
         default = param.default
         bound[param.name.value] = None if default is None else default
     args = helper_call.call.args
-    extra: List[cst.Arg] = []
+    extra: list[cst.Arg] = []
     position = 0
     for arg in args:
         if arg.star:
@@ -306,9 +305,9 @@ def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCa
             scan.self_attributes.append(attr)
 
 
-def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: Set[int]) -> None:
+def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: set[int]) -> None:
     """Store statements used only for PG creations; ``self.file_name`` uses beyond them."""
-    stores: Dict[str, Tuple[cst.BaseStatement, cst.Call]] = {
+    stores: dict[str, tuple[cst.BaseStatement, cst.Call]] = {
         name: (statement, call)
         for name, statement, call in walker.store_candidates
         if len(walker.assignments.get(name, [])) == 1

@@ -18,8 +18,8 @@ every node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -90,12 +90,12 @@ class ScanContext:
         self.config_decorators = config_names(config.pg_decorators)
         self.pg_decorators = KNOWN_PG_DECORATORS | self.config_decorators
         #: One walk per (function, class of ``self``): helpers called by many tests are walked once.
-        self.walkers: Dict[Tuple[int, int], "Walker"] = {}
-        self.rank_tests: Dict[int, bool] = {}
+        self.walkers: dict[tuple[int, int], Walker] = {}
+        self.rank_tests: dict[int, bool] = {}
         #: Module constants bound to a backend (``BACKEND = "gloo"``), filled by ``analyze_module``.
-        self.constants: Dict[str, str] = {}
+        self.constants: dict[str, str] = {}
 
-    def walker(self, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> "Walker":
+    def walker(self, func: cst.FunctionDef, owner: cst.ClassDef | None) -> Walker:
         key = (id(func), id(owner))
         walker = self.walkers.get(key)
         if walker is None:
@@ -104,9 +104,7 @@ class ScanContext:
         return walker
 
 
-def scan_function(
-    context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
-) -> Scan:
+def scan_function(context: ScanContext, func: cst.FunctionDef, owner: cst.ClassDef | None) -> Scan:
     """Scan a test (or any method of ``owner``) with its helpers."""
     return finish(
         context.walker(func, owner), binding=None, depth=0, visiting=frozenset({id(func)})
@@ -118,14 +116,14 @@ class Walker(WalkedFunction):
     :func:`~distlint.analysis.pg.follow.finish` needs to build the :class:`Scan` of each call."""
 
     def __init__(
-        self, context: ScanContext, func: cst.FunctionDef, owner: Optional[cst.ClassDef]
+        self, context: ScanContext, func: cst.FunctionDef, owner: cst.ClassDef | None
     ) -> None:
         super().__init__(context, func, owner)
         self.top_index = {id(s): i for i, s in enumerate(self.body)}
         #: The ancestors of the node being visited (what ``on_visit``/``on_leave`` would keep).
-        self.stack: List[cst.CSTNode] = []
+        self.stack: list[cst.CSTNode] = []
         self.counter = 0
-        self.excluded_names: Set[int] = set()
+        self.excluded_names: set[int] = set()
 
     def walk(self) -> None:
         _traverse(self.func.body, self)
@@ -136,7 +134,7 @@ class Walker(WalkedFunction):
     # -- context ---------------------------------------------------------------------------------
     def _site(self, node: cst.CSTNode) -> Site:
         self.counter += 1
-        statement: Optional[cst.BaseStatement] = None
+        statement: cst.BaseStatement | None = None
         top = -1
         in_loop = in_raises = in_rank = False
         for index, ancestor in enumerate(self.stack):
@@ -247,7 +245,7 @@ class Walker(WalkedFunction):
         if id(node) not in self.excluded_names:
             self.name_refs.append((node, self._call_ids()))
 
-    def _call_ids(self) -> Tuple[int, ...]:
+    def _call_ids(self) -> tuple[int, ...]:
         return tuple(id(n) for n in self.stack if _is_call_or_line(n))
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -289,7 +287,7 @@ class Walker(WalkedFunction):
         if node.asname is not None:
             self._assigned(node.asname.name, None)
 
-    def _assigned(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
             self.assignments.setdefault(target.value, []).append(value)  # type: ignore[arg-type]
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -302,13 +300,13 @@ class Walker(WalkedFunction):
             if isinstance(root, cst.Name):
                 self.mutated.add(root.value)
 
-    def _innermost_statement(self) -> Optional[cst.BaseStatement]:
+    def _innermost_statement(self) -> cst.BaseStatement | None:
         for ancestor in reversed(self.stack):
             if isinstance(ancestor, cst.BaseStatement):
                 return ancestor
         return None
 
-    def _store_call(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+    def _store_call(self, value: cst.BaseExpression) -> cst.Call | None:
         if not isinstance(value, cst.Call):
             return None
         if torch_dist_member(self.names, value) in STORE_CONSTRUCTORS:
@@ -323,7 +321,7 @@ class Walker(WalkedFunction):
         for key, target in environ_subscripts(self.names, targets):
             self._environment_event(key, target)
 
-    def _environment_event(self, key: Optional[str], node: cst.CSTNode) -> None:
+    def _environment_event(self, key: str | None, node: cst.CSTNode) -> None:
         if key is not None and is_pg_env_key(key):
             self.scan.env.append(Event(self._site(node), key))
 
@@ -405,8 +403,8 @@ class Walker(WalkedFunction):
             self._maybe_raises(node, f".{method}()")
 
     def _local_helper(
-        self, node: cst.Call, self_method: Optional[str]
-    ) -> Optional[Tuple[cst.FunctionDef, bool, str]]:
+        self, node: cst.Call, self_method: str | None
+    ) -> tuple[cst.FunctionDef, bool, str] | None:
         """A same-file helper the call runs: a method of ``self``'s class (or its same-file bases), or a module function."""
         if self_method is not None:
             if self.owner is None:
@@ -420,8 +418,8 @@ class Walker(WalkedFunction):
         return None
 
     def _known_helper(
-        self, node: cst.Call, callee: Optional[str], self_method: Optional[str], record: bool
-    ) -> Optional[CreationEvent]:
+        self, node: cst.Call, callee: str | None, self_method: str | None, record: bool
+    ) -> CreationEvent | None:
         """A creation by a known helper (torch's, or a config ``pg-helpers`` entry)."""
         if callee in KNOWN_HELPERS and (
             self_method is not None
@@ -463,7 +461,7 @@ class Walker(WalkedFunction):
             self._maybe_raises(node, f"{api}()", site)
         return event
 
-    def _maybe_raises(self, node: cst.Call, what: str, site: Optional[Site] = None) -> None:
+    def _maybe_raises(self, node: cst.Call, what: str, site: Site | None = None) -> None:
         site = site or self._site(node)
         if site.in_raises:
             self.scan.raises.append(Event(site, what))
@@ -485,7 +483,7 @@ class Walker(WalkedFunction):
         return name in KNOWN_TEARDOWN_HELPERS
 
 
-_HANDLERS: Dict[type, str] = {}
+_HANDLERS: dict[type, str] = {}
 # isinstance tests of the hot paths, cached per node type (libcst's classes are ABCs).
 _is_statement = kind_test(cst.BaseStatement)
 _is_loop = kind_test(cst.For, cst.While)
@@ -497,7 +495,7 @@ _is_with = kind_test(cst.With)
 _is_call = kind_test(cst.Call)
 
 
-def _traverse(node: cst.CSTNode, walker: "Walker") -> None:
+def _traverse(node: cst.CSTNode, walker: Walker) -> None:
     """What ``node.visit(walker)`` would do for a read-only visitor, without libcst rebuilding every node.
 
     Children are :func:`~distlint.analysis.walk.code_children`, in libcst's visiting order;
@@ -544,11 +542,11 @@ def _is_skip_exit(call: cst.Call) -> bool:
 
 def decorator_events(
     context: ScanContext, func: cst.FunctionDef
-) -> Tuple[List[CreationEvent], List[Event], List[Event]]:
+) -> tuple[list[CreationEvent], list[Event], list[Event]]:
     """PG-creating decorators, environment decorators and env-patching decorators of a test."""
-    creations: List[CreationEvent] = []
-    env_decorators: List[Event] = []
-    env: List[Event] = []
+    creations: list[CreationEvent] = []
+    env_decorators: list[Event] = []
+    env: list[Event] = []
     for index, decorator in enumerate(func.decorators):
         callee, call = decorator_call(decorator)
         name = callee_last_name(context.names, callee)

@@ -8,7 +8,8 @@ and a destroy anywhere else is "destroys the PG early".
 
 from __future__ import annotations
 
-from typing import Callable, List, Sequence, Set, Tuple
+from collections.abc import Sequence
+from typing import Callable
 
 import libcst as cst
 
@@ -18,7 +19,7 @@ IsDestroyCall = Callable[[cst.Call], bool]
 
 def trailing_teardown(
     body: Sequence[cst.BaseStatement], is_destroy_call: IsDestroyCall
-) -> Tuple[List[cst.BaseStatement], Set[int], Set[int]]:
+) -> tuple[list[cst.BaseStatement], set[int], set[int]]:
     """The trailing statements of ``body`` that only tear the PG down, and two id sets.
 
     Returns the statements; the ids of the simple statements doing the teardown (also
@@ -26,14 +27,14 @@ def trailing_teardown(
     in for the helper's own trailing teardown to count as the caller's: those, plus the
     last statement before the teardown (or the last of a ``try:`` whose finally tears down).
     """
-    indices: List[int] = []
+    indices: list[int] = []
     for index in range(len(body) - 1, -1, -1):
         if not _is_teardown(body[index], is_destroy_call, allow_try=True):
             break
         indices.insert(0, index)
     teardown = [body[i] for i in indices]
-    teardown_ids: Set[int] = set()
-    tail_ids: Set[int] = set()
+    teardown_ids: set[int] = set()
+    tail_ids: set[int] = set()
     for statement in teardown:
         teardown_ids |= _simple_statement_ids(statement)
         if isinstance(statement, cst.Try):
@@ -70,8 +71,8 @@ def _is_teardown(
     return False
 
 
-def _simple_statement_ids(node: cst.CSTNode) -> Set[int]:
-    found: Set[int] = set()
+def _simple_statement_ids(node: cst.CSTNode) -> set[int]:
+    found: set[int] = set()
 
     class _Lines(cst.CSTVisitor):
         def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:

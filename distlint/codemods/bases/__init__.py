@@ -10,8 +10,6 @@ placement (:mod:`distlint.codemods.placement`) and the emitter
 
 from __future__ import annotations
 
-from typing import Dict
-
 from distlint.codemods.bases import (
     distributed_test_base,
     dtensor_test_base,
@@ -21,7 +19,7 @@ from distlint.codemods.bases import (
 from distlint.codemods.bases.spec import PerTestBase
 
 #: Every base whose tests ``distlint migrate`` moves, by class name.
-BASES: Dict[str, PerTestBase] = {
+BASES: dict[str, PerTestBase] = {
     base.name: base
     for base in (
         multi_process_test_case.BASE,

@@ -7,7 +7,6 @@ or torch's), which starts the workers and the PG once per class, from class-leve
 from __future__ import annotations
 
 import json
-from typing import Dict, List
 
 import libcst as cst
 
@@ -35,7 +34,7 @@ BASE = PerTestBase(
 WORKER_ENV = "worker_env"
 
 
-def environment_statements(environment: Dict[str, str], runtime: str) -> List[cst.BaseStatement]:
+def environment_statements(environment: dict[str, str], runtime: str) -> list[cst.BaseStatement]:
     """What a continuous class needs so its ranks start with the environment the per-test ``setUp``
     set before spawning: ``worker_env`` with distlint's runtime; with torch's, which spawns the ranks
     in the first test's ``setUp``, ``setUpClass`` sets the variables and a class cleanup puts them

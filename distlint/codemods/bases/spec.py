@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import FrozenSet, List, Mapping, NamedTuple, Optional
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -38,20 +39,20 @@ class PerTestBase:
     default_world_size: Mapping[str, Target]
     #: Members the continuous base defines with a meaning of its own (a class member by that
     #: name cannot move).
-    reserved: FrozenSet[str] = CONTINUOUS_RESERVED
+    reserved: frozenset[str] = CONTINUOUS_RESERVED
     #: Whether the tests' backend must be carried into ``backend_str()`` (the base does not pick it).
     needs_backend: bool = True
     #: ``--runtime`` -> ``base_class=`` for ``create_local_tensor_test_class`` of the continuous class.
-    local_tensor_base: Optional[Mapping[str, Target]] = None
+    local_tensor_base: Mapping[str, Target] | None = None
 
 
 def class_statements(
     base: PerTestBase, runtime: str, analysis: ClassAnalysis, default_world_size: bool
-) -> List[cst.BaseStatement]:
+) -> list[cst.BaseStatement]:
     """``world_size`` / ``timeout`` / ``backend_str()`` of the class that derives from the continuous
     base: the PG its tests created, built once. ``default_world_size``: the class (and its bases)
     set no world size, so it had its base's."""
-    out: List[cst.BaseStatement] = []
+    out: list[cst.BaseStatement] = []
     constant = base.default_world_size.get(runtime)
     if default_world_size and constant is not None:
         out.append(cst.parse_statement(f"world_size = {constant.name}\n"))
