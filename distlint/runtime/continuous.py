@@ -29,7 +29,7 @@ from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unme
 from .outcome import Outcome, Verdict
 from .resolve import ClassPlan, class_ref, declared_environment, environ_key, plan_for_class
 from .role import Role, current_role, worker_device_type
-from .test_case import TestCaseBase, check_enabled
+from .case_base import TestCaseBase, check_enabled
 from .worker_pool import PoolStartError
 
 # unittest drops frames of modules that set this from failure tracebacks: the
@@ -76,7 +76,7 @@ def plan_for(cls: type) -> ClassPlan:
 
 class MultiProcContinuousTest(TestCaseBase):
     """A TestCase whose tests run on every rank of a shared, long-lived process group
-    (torch's TestCase where it imports: :mod:`distlint.runtime.test_case`)."""
+    (torch's TestCase where it imports: :mod:`distlint.runtime.case_base`)."""
 
     # How resolve.py and decorators.py recognise this class without importing it.
     _distlint_continuous: ClassVar[bool] = True

@@ -13,7 +13,7 @@ from __future__ import annotations
 from distlint.codemods.bases import (
     distributed_test_base,
     dtensor_test_base,
-    fsdp_test,
+    fsdp,
     multi_process_test_case,
 )
 from distlint.codemods.bases.spec import PerTestBase
@@ -26,7 +26,7 @@ BASES: dict[str, PerTestBase] = {
         distributed_test_base.BASE,
         distributed_test_base.DYNAMO_BASE,
         dtensor_test_base.BASE,
-        fsdp_test.BASE,
+        fsdp.BASE,
     )
 }
 
