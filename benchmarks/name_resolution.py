@@ -27,7 +27,7 @@ import libcst as cst  # noqa: E402
 from interleave import interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
-from distlint.analysis.external_bases import ExternalBases
+from distlint.analysis.external_bases import ExternalBases  # noqa: E402
 from distlint.analysis.names import use_libcst_provider  # noqa: E402
 from distlint.analysis.pg import analyze_module  # noqa: E402
 from distlint.config import Config  # noqa: E402
@@ -83,11 +83,14 @@ def main(argv: list[str] = None) -> int:
         source = path.read_bytes()
         row = interleaved_medians(
             {
-                "parse": whole(lambda: cst.parse_module(source)),
-                "provider": lambda: provider(source),
-                "resolver": lambda: resolver(source),
-                "lint old": lambda: lint_old(source, str(path)),
-                "lint new": whole(lambda: lint_source(source, str(path), config, rules)),
+                # Bound as defaults (B023): each closure is timed within this iteration only.
+                "parse": whole(lambda source=source: cst.parse_module(source)),
+                "provider": lambda source=source: provider(source),
+                "resolver": lambda source=source: resolver(source),
+                "lint old": lambda source=source, path=path: lint_old(source, str(path)),
+                "lint new": whole(
+                    lambda source=source, path=path: lint_source(source, str(path), config, rules)
+                ),
             },
             args.repeat,
         )

@@ -255,7 +255,9 @@ def own_import_seconds(env: dict[str, str]) -> float:
         text=True,
         check=True,
     )
-    line = [l for l in proc.stderr.splitlines() if l.rstrip().endswith("| distlint.runtime")][-1]
+    line = [
+        entry for entry in proc.stderr.splitlines() if entry.rstrip().endswith("| distlint.runtime")
+    ][-1]
     return int(line.split("|")[1]) / 1e6
 
 

@@ -232,8 +232,10 @@ class Cache:
             (".gitignore", "# Created by distlint.\n*\n"),
             (
                 "CACHEDIR.TAG",
-                "Signature: 8a477f597d28d172789f06886806bc55\n"
-                "# This file is a cache directory tag created by distlint.\n",
+                (
+                    "Signature: 8a477f597d28d172789f06886806bc55\n"
+                    "# This file is a cache directory tag created by distlint.\n"
+                ),
             ),
         ):
             try:

@@ -80,7 +80,7 @@ def _suppressed(line_text: str, code: str) -> bool:
         if match is None:
             continue
         codes = match.group("codes")
-        if codes is None:  # bare "# noqa": everything on this line
+        if codes is None:  # a bare noqa comment: everything on this line
             return True
         if any(code.startswith(c.strip()) for c in codes.split(",") if c.strip()):
             return True

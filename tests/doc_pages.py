@@ -113,7 +113,7 @@ def section(text: str, heading: str) -> str:
     start = lines.index(heading)
     level = len(heading) - len(heading.lstrip("#"))
     end = next(
-        (i for i in range(start + 1, len(lines)) if re.match(r"^#{1,%d} " % level, lines[i])),
+        (i for i in range(start + 1, len(lines)) if re.match(rf"^#{{1,{level}}} ", lines[i])),
         len(lines),
     )
     return "\n".join(lines[start + 1 : end])

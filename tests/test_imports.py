@@ -111,7 +111,7 @@ def test_the_imports_of_a_dropped_node_go_unless_still_used():
 
 def test_removing_by_node_needs_the_wrapper_of_that_node():
     module = _module("import os\nos.getcwd()\n")
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="metadata is not computed"):
         ImportChanges().remove_used_by(module.body[1])
 
 

@@ -682,25 +682,41 @@ TRICKY = [
     "from torch.testing._internal.common_utils import run_tests\nimport sys\nsetattr(sys.modules[__name__], 'T', m())\n",
     "from torch.testing._internal.common_utils import run_tests\nfor b in B:\n    make(type(b, (T,), {}))\n",
     "from torch.testing._internal.common_utils import run_tests\ncdt.instantiate_device_type_tests(T, globals())\n",
-    "from torch.testing._internal.common_utils import run_tests\nvars().update(make())\n"
-    "if __name__ == '__main__':\n    print('benchmark')\n",
+    (
+        "from torch.testing._internal.common_utils import run_tests\nvars().update(make())\n"
+        "if __name__ == '__main__':\n    print('benchmark')\n"
+    ),
     # Conditional guards are guards for the pre-screen too.
-    "from torch.testing._internal.common_utils import run_tests\nif __name__ == '__main__' and X:\n"
-    "    run_tests()\nclass TestLate:\n    def test_a(self):\n        pass\n",
-    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
-    "        pass\nif X and __name__ == '__main__':\n    print(1)\n",
-    "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    pass\nrun_tests()\n"
-    "if __name__ == '__main__' and X:\n    pass\n",
+    (
+        "from torch.testing._internal.common_utils import run_tests\nif __name__ == '__main__' and X:\n"
+        "    run_tests()\nclass TestLate:\n    def test_a(self):\n        pass\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+        "        pass\nif X and __name__ == '__main__':\n    print(1)\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    pass\nrun_tests()\n"
+        "if __name__ == '__main__' and X:\n    pass\n"
+    ),
     # The screen walks statements only (never expressions): runner aliases and definitions
     # inside handlers, match cases, else/finally blocks and in reverse order still count.
-    "try:\n    import fast\nexcept ImportError:\n    from torch.testing._internal.common_utils import run_tests as rt\n"
-    "class TestA:\n    def test_a(self):\n        pass\nrt()\n",
-    "from torch.testing._internal.common_utils import run_tests\nmatch MODE:\n    case 1:\n        go = run_tests\n"
-    "class TestA:\n    def test_a(self):\n        pass\ngo()\n",
-    "from torch.testing._internal.common_utils import run_tests\nif X:\n    pass\nelse:\n    b = a\na = run_tests\n"
-    "class TestA:\n    def test_a(self):\n        pass\nb()\n",
-    "from torch.testing._internal.common_utils import run_tests\ntry:\n    pass\nfinally:\n    def main():\n"
-    "        run_tests()\nclass TestA:\n    def test_a(self):\n        pass\nmain()\n",
+    (
+        "try:\n    import fast\nexcept ImportError:\n    from torch.testing._internal.common_utils import run_tests as rt\n"
+        "class TestA:\n    def test_a(self):\n        pass\nrt()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nmatch MODE:\n    case 1:\n        go = run_tests\n"
+        "class TestA:\n    def test_a(self):\n        pass\ngo()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nif X:\n    pass\nelse:\n    b = a\na = run_tests\n"
+        "class TestA:\n    def test_a(self):\n        pass\nb()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\ntry:\n    pass\nfinally:\n    def main():\n"
+        "        run_tests()\nclass TestA:\n    def test_a(self):\n        pass\nmain()\n"
+    ),
     "from torch.testing._internal.common_utils import run_tests\nwith ctx():\n    globals().update(make())\n",
 ]
 

@@ -1247,7 +1247,7 @@ def test_options_variants_of_a_subclass_follow_its_base() -> None:
     )
     report = {entry.name: entry for entry in _source_result(own).report.classes}
     assert report["GlooLazyTest"].moved == ["test_lazy"]
-    assert [(l.test, l.code) for l in report["GlooLazyTest"].left] == [
+    assert [(left.test, left.code) for left in report["GlooLazyTest"].left] == [
         ("test_sixteen", "options-variant")
     ]
 

@@ -100,12 +100,12 @@ def _run(script: Path, fast_start: bool = False) -> Run:
     )
     try:
         output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as timeout:
         _kill_session(process)
         output, _ = process.communicate()
         raise AssertionError(
             f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}"
-        )
+        ) from timeout
     finally:
         _kill_session(process)  # leftovers of a run that exited (workers must not outlive it)
     return Run(read_outcomes(report), process.returncode, output.decode(errors="replace"))

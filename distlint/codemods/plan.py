@@ -115,7 +115,7 @@ class Planner:
     # -- 1. the family classes ----------------------------------------------------------------
     def _collect(self) -> None:
         positions = {id(statement): index for index, statement in enumerate(self.module.body)}
-        for index, statement in enumerate(self.module.body):
+        for statement in self.module.body:
             if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
                 self.top_level_names.add(statement.name.value)
             elif isinstance(statement, cst.SimpleStatementLine):

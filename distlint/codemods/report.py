@@ -50,8 +50,10 @@ class Why(CodedEnum):
     #: class of its own, which distlint only builds for a class without a same-file per-test base.
     OPTIONS_VARIANT = (
         "options-variant",
-        "its own options value needs a continuous class of its own, which "
-        "distlint builds only for a class with no same-file per-test base",
+        (
+            "its own options value needs a continuous class of its own, which "
+            "distlint builds only for a class with no same-file per-test base"
+        ),
     )
     BASE_MISMATCH = (
         "base-mismatch",

@@ -25,11 +25,11 @@ from datetime import timedelta
 from typing import Any, ClassVar
 
 from . import pool_registry
+from .case_base import TestCaseBase, check_enabled
 from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unmet, requirements_of
 from .outcome import Outcome, Verdict
 from .resolve import ClassPlan, class_ref, declared_environment, environ_key, plan_for_class
 from .role import Role, current_role, worker_device_type
-from .case_base import TestCaseBase, check_enabled
 from .worker_pool import PoolStartError
 
 # unittest drops frames of modules that set this from failure tracebacks: the

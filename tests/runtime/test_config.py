@@ -45,7 +45,7 @@ def test_the_misspelled_name_is_a_deprecated_alias_of_the_same_class():
     assert "MultiProcContinousTest" not in distlint.runtime.__all__
     assert "MultiProcContinousTest" not in vars(distlint.runtime)
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
-        distlint.runtime.NoSuchName
+        _ = distlint.runtime.NoSuchName
 
 
 def test_gloo_defaults_to_two_cpu_ranks(no_gpu):

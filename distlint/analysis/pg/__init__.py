@@ -31,21 +31,13 @@ from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.class_eligibility import add_class_reasons
 from distlint.analysis.pg.creation import (
     ABORT_FUNCTIONS,
-    ABORT_METHODS,
-    BACKEND_CONSTRUCTORS,
-    KNOWN_HELPERS,
-    KNOWN_PG_DECORATORS,
     CallFacts,
     callee_last_name,
-    config_names,
 )
 from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
 from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.execution import (
     BASE_RUN_PG,
-    CONTINUOUS_BASES,
-    PER_TEST_BASES,
-    SPAWN_METHODS,
     ClassTable,
     class_functions,
     class_model,

@@ -334,7 +334,7 @@ def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: set[
     shared_store_ids = {
         id(statement) for name, (statement, _) in stores.items() if name not in pg_only
     }
-    for node, ids, site in walker.file_name_refs:
+    for _node, ids, site in walker.file_name_refs:
         if any(i in creation_ids or i in store_ids for i in ids):
             continue
         what = (
