@@ -115,12 +115,14 @@ class Cache:
         last, key = self._last_settings
         if config is last:
             return key
-        key = self._settings.get(config)
-        if key is None:
+        known = self._settings.get(config)
+        if known is None:
             text = f"{source_fingerprint()}|{config.fingerprint()}"
             key = self._settings[config] = hashlib.blake2b(
                 text.encode(), digest_size=20
             ).hexdigest()
+        else:
+            key = known
         self._last_settings = (config, key)
         return key
 

@@ -24,11 +24,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import distlint
 from distlint.config import ConfigError, Overrides
 from distlint.output import FORMATS
+
+if TYPE_CHECKING:
+    from distlint.engine import CheckReport
+    from distlint.rules.base import LintRule
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 #: Progress is shown only on a terminal, and only once a run has lasted this long.
@@ -251,7 +255,7 @@ def run_check(args: argparse.Namespace) -> int:
     return exit_status(report, mode, args.format)
 
 
-def exit_status(report, mode: str = "check", format_name: str = "text") -> int:
+def exit_status(report: CheckReport, mode: str = "check", format_name: str = "text") -> int:
     """See the module docstring."""
     if report.usage_error or report.internal_error:
         return EXIT_USAGE
@@ -316,7 +320,7 @@ def _demote_headings(markdown: str) -> str:
     return "\n".join(lines)
 
 
-def rule_markdown(rule) -> str:
+def rule_markdown(rule: type[LintRule]) -> str:
     """One rule's section of docs/rules.md (``distlint rules CODE --format markdown``)."""
     return f"## {rule.code} {rule.name}\n\n{_rule_facts(rule)}\n\n{_demote_headings(rule.documentation())}\n"
 
@@ -329,7 +333,7 @@ def rules_reference_markdown() -> str:
     return rules_table_markdown() + "".join("\n" + rule_markdown(rule) for rule in all_rules())
 
 
-def _rule_facts(rule) -> str:
+def _rule_facts(rule: type[LintRule]) -> str:
     return (
         f"Autofix: {'yes' if rule.fixable else 'no'}. "
         f"Default: {'on' if rule.default_enabled else 'off (enable with --select ' + rule.code + ')'}."

@@ -113,8 +113,11 @@ def path_matches(path: str, glob: str) -> bool:
     posix = PurePosixPath(Path(path).as_posix())
     if fnmatch.fnmatch(str(posix), glob) or fnmatch.fnmatch(posix.name, glob):
         return True
-    parts = posix.parts
-    return any(fnmatch.fnmatch(str(PurePosixPath(*parts[i:])), glob) for i in range(1, len(parts)))
+    posix_parts = posix.parts
+    return any(
+        fnmatch.fnmatch(str(PurePosixPath(*posix_parts[i:])), glob)
+        for i in range(1, len(posix_parts))
+    )
 
 
 def globs_matcher(globs: tuple[str, ...]) -> Callable[[str], bool]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -70,11 +70,18 @@ class NodeIndex(cst.CSTVisitor):
 class ReplaceNodes(cst.CSTTransformer):
     """Replaces nodes by identity: ``{id(node): replacement}`` (a node, ``RemoveFromParent()``...)."""
 
-    def __init__(self, replacements: dict[int, object]) -> None:
+    def __init__(
+        self,
+        replacements: Mapping[
+            int, cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]
+        ],
+    ) -> None:
         super().__init__()
         self.replacements = replacements
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+    def on_leave(  # type: ignore[override]  # libcst's is generic in the node type
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         replacement = self.replacements.get(id(original_node))
         return updated_node if replacement is None else replacement
 

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 from distlint.cache import CACHE_DIRECTORY_NAME, Cache, FileStat, content_digest, file_stat
 from distlint.config import Config, ConfigResolver, Overrides
@@ -169,7 +172,7 @@ def _check_one(task: _Task) -> _TaskResult:
     return result
 
 
-def _pool_context():  # -> multiprocessing.context.BaseContext (imported only when needed)
+def _pool_context() -> multiprocessing.context.BaseContext:  # imported only when needed
     import multiprocessing
 
     # fork: workers inherit the imported rules and start in milliseconds. Only on
@@ -374,7 +377,9 @@ def _outcome(result: _TaskResult, source: bytes, mode: str) -> FileOutcome:
     return outcome
 
 
-def _write_fixes(outcomes, targets: dict[str, Target], cache: Cache | None) -> None:
+def _write_fixes(
+    outcomes: Iterable[FileOutcome], targets: dict[str, Target], cache: Cache | None
+) -> None:
     from distlint.safe_write import WriteError, write_python_atomically
 
     for outcome in outcomes:

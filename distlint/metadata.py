@@ -72,7 +72,8 @@ class _OffsetCodegenState(CodegenState):
         if key not in self.ranges:  # a syntactic range, recorded first, wins
             self.ranges[key] = (start, self.offset)
 
-    def record_syntactic_position(
+    # libcst's is a @contextmanager generator; this object is a cheaper context manager.
+    def record_syntactic_position(  # type: ignore[override]
         self,
         node: cst.CSTNode,
         *,

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing's own from Python 3.10
 
 import libcst as cst
 
@@ -189,7 +192,10 @@ def statement_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(code_children(current))
 
 
-def kind_test(*classes: type) -> Callable[[object], bool]:
+_T = TypeVar("_T")
+
+
+def kind_test(*classes: type[_T]) -> Callable[[object], TypeGuard[_T]]:
     """``isinstance(node, classes)``, answered from a per-type cache.
 
     libcst's node classes are ABCs: ``isinstance`` against one that is not the node's own
@@ -199,7 +205,7 @@ def kind_test(*classes: type) -> Callable[[object], bool]:
     """
     cache: dict[type, bool] = {}
 
-    def test(node: object) -> bool:
+    def test(node: object) -> TypeGuard[_T]:
         kind = type(node)
         answer = cache.get(kind)
         if answer is None:

@@ -21,7 +21,10 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from distlint.config import Config
 
 from distlint.codemods.migrate_continuous import (
     DEFAULT_SUFFIX,
@@ -143,7 +146,7 @@ def run(
     return EXIT_OK
 
 
-def _migrate_file(path: str, config, options: MigrateOptions) -> MigrationResult:
+def _migrate_file(path: str, config: Config, options: MigrateOptions) -> MigrationResult:
     try:
         with open(path, "rb") as handle:
             source = handle.read()

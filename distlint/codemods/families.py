@@ -149,7 +149,8 @@ class FamilyClass:
             self.refusal = (code, text)
 
     def mro(self) -> list[FamilyClass]:
-        out, cursor = [], self
+        out: list[FamilyClass] = []
+        cursor: FamilyClass | None = self
         while cursor is not None:
             out.append(cursor)
             cursor = cursor.parent

@@ -269,7 +269,7 @@ class _Emitter:
             local_base = self._use(cls.base.local_tensor_base[self.options.runtime])
         # With torch's tests mixin, the mixin is instantiated (the concrete classes inherit the
         # generated tests; instantiate_parametrized_tests cannot delete an inherited template).
-        copies = []
+        copies: list[cst.BaseStatement] = []
         for variant in [
             (),
             *cls.variants(),

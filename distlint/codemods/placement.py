@@ -208,12 +208,12 @@ class Placer:
         for cls in self.order:
             if not cls.has_continuous or cls.refusal is not None:
                 continue
-            problem = self._continuous_problem(cls)
-            if problem is not None:
-                cls.refuse(*problem)
+            refusal = self._continuous_problem(cls)
+            if refusal is not None:
+                cls.refuse(*refusal)
                 for member in [cls, *cls.descendants()]:
                     for decision in member.moved_tests():
-                        decision.leave(*problem)
+                        decision.leave(*refusal)
                 # Tests the subclasses inherit from the bases cannot move either.
                 for ancestor in cls.mro()[1:]:
                     for decision in ancestor.moved_tests():

@@ -435,8 +435,8 @@ class Planner:
                 # The helper does the test's work: rewrite its PG creation there.
                 helpers[id(helper)] = helper
                 self._creation_edits(helper, inner, edits, helpers)
-                for statement in creation.store_statements:
-                    function_edits.statements[id(statement)] = REMOVE
+                for store_statement in creation.store_statements:
+                    function_edits.statements[id(store_statement)] = REMOVE
                 return
         statement = creation.statement
         if statement is None:
@@ -548,6 +548,6 @@ def _is_default_group(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, cst.Call):
         node = node.func
     written = dotted_name(node) if node is not None else None
-    return bool(written) and (
+    return written is not None and (
         written.endswith("_get_default_group") or written.endswith("group.WORLD")
     )

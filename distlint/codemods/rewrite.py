@@ -8,7 +8,7 @@ exactly where they are, at any depth of the function.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeVar, Union, cast
 
 import libcst as cst
 
@@ -18,6 +18,9 @@ from distlint.cst_utils import is_string_statement
 REMOVE = "remove"
 DROP_FINALLY = "drop-finally"  # a try/finally whose finally only tears the PG down
 SHARED_PG = cst.parse_expression("self.pg")
+
+
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 class RewriteError(Exception):
@@ -73,7 +76,9 @@ class _Apply(cst.CSTTransformer):
         self.edits = edits
         self.applied: set[int] = set()
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+    def on_leave(  # type: ignore[override]  # libcst's is generic in the node type
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.BaseStatement]:
         key = id(original_node)
         if isinstance(original_node, cst.Decorator):
             if key in self.edits.decorators:
@@ -92,7 +97,11 @@ class _Apply(cst.CSTTransformer):
             assert isinstance(updated_node, cst.Try)
             if updated_node.handlers:
                 return updated_node.with_changes(finalbody=None)
-            inner = list(updated_node.body.body)
+            # Statements of a block: libcst types them BaseStatement, whose kinds all have lines.
+            inner = cast(
+                "list[cst.SimpleStatementLine | cst.BaseCompoundStatement]",
+                list(updated_node.body.body),
+            )
             if not inner:
                 return cst.RemoveFromParent()
             # Comments above ``try:`` now sit above its first statement.
@@ -240,9 +249,9 @@ class _ZeroArgSuper(cst.CSTTransformer):
         self.depth += 1
         return True
 
-    def _leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+    def _leave(self, original_node: _Node, updated_node: _Node) -> _Node:
         self.depth -= 1
-        return updated
+        return updated_node
 
     visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = (
         visit_GeneratorExp

@@ -86,7 +86,7 @@ class Invalid:
 class Report:
     """What a rule said about a node, before positions are resolved."""
 
-    rule: type  # the LintRule subclass
+    rule: type[LintRule]
     node: cst.CSTNode
     message: str
     fix: Fix | None = None
@@ -127,7 +127,7 @@ class LintRule(cst.BatchableCSTVisitor):
                     f"{cls.__name__}: name and default_enabled come from distlint.screens"
                 )
             cls.name, cls.default_enabled = entry.name, entry.default_enabled
-            cls.may_report = staticmethod(entry.may_report)  # type: ignore[method-assign]
+            setattr(cls, "may_report", staticmethod(entry.may_report))
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

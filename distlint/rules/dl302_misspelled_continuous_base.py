@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from distlint.analysis.names import node_names, qualified_name_map
 from distlint.rules.base import Fix, Invalid, LintRule, Valid
 from distlint.screens import MISSPELLED_CONTINUOUS_BASE
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_DISTRIBUTED_TESTING
+
+if TYPE_CHECKING:
+    from distlint.source import FileContext
 
 MISSPELLED = MISSPELLED_CONTINUOUS_BASE
 CORRECT = "MultiProcContinuousTest"
@@ -121,7 +126,7 @@ class MisspelledContinuousBase(LintRule):
         ),
     ]
 
-    def __init__(self, context) -> None:
+    def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._uses: list[cst.Name] = []
 

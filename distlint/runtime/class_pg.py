@@ -15,7 +15,7 @@ from typing import Any
 STORE_PREFIX = "distlint-options-pg/"
 
 
-def tests_pg(backend: str, store: Any, rank: int, world_size: int, options: Any) -> Any:
+def tests_pg(backend: str | None, store: Any, rank: int, world_size: int, options: Any) -> Any:
     """``self.pg`` for a class whose default group was just initialised from ``store``."""
     import torch.distributed as dist
 

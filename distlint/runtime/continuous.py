@@ -203,6 +203,7 @@ class MultiProcContinuousTest(TestCaseBase):
     def _dispatch(self, body: Any) -> None:
         __tracebackhide__ = True
         plan = self._test_plan(body)
+        assert plan.config is not None  # _test_plan raised SkipTest for a plan without one
         key = (type(self), plan.config.world_size)
         config = _configs.get(key)
         if config is None:

@@ -22,7 +22,7 @@ import os
 import sys
 import unittest
 from collections.abc import Sequence
-from typing import Any, Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, TypeVar, cast
 
 from . import environment
 from .markers import is_continuous
@@ -157,7 +157,7 @@ def _context_from_call(args: tuple) -> RequirementContext:
 def _requirement_decorator(requirement: Requirement) -> Callable[[F], F]:
     def decorate(obj: F) -> F:
         if isinstance(obj, type):
-            return _decorate_class(obj, requirement)
+            return cast(F, _decorate_class(obj, requirement))  # the same class, decorated
 
         @functools.wraps(obj)
         def checked(*args: Any, **kwargs: Any) -> Any:

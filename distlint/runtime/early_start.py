@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 #: Set to 0 (or false/no/off) to turn fast start off: per-test classes spawn, nothing starts early.
 FAST_SPAWN_ENV = "DISTLINT_FAST_SPAWN"
@@ -29,9 +30,9 @@ def fast_spawn_disabled() -> bool:
     return os.environ.get(FAST_SPAWN_ENV, "").strip().lower() in _OFF
 
 
-def _importer_frame():
+def _importer_frame() -> FrameType | None:
     """The frame whose code is importing ``distlint.runtime`` (import machinery and this package skipped)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         filename = frame.f_code.co_filename

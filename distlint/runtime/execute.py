@@ -14,7 +14,7 @@ import random
 import sys
 import traceback
 import unittest
-from typing import Any
+from typing import Any, cast
 
 from .protocol import Status
 from .skips import REGISTRY
@@ -88,7 +88,7 @@ def reset_dtensor_rng() -> None:
     """
     module = sys.modules.get("torch.distributed.tensor._random")
     if module is not None and getattr(module, "_rng_tracker", None) is not None:
-        module._rng_tracker = None
+        setattr(module, "_rng_tracker", None)
 
 
 class RankSession:
@@ -113,10 +113,10 @@ class RankSession:
         """Give the class this rank's view of the world (torch sets the same class attributes)."""
         import inspect
 
-        cls.rank = self.rank
+        setattr(cls, "rank", self.rank)
         if not isinstance(inspect.getattr_static(cls, "world_size", None), property):
-            cls.world_size = self.world_size
-        cls.pg = self.pg
+            setattr(cls, "world_size", self.world_size)
+        setattr(cls, "pg", self.pg)
 
     def enter_class(self, cls: type) -> tuple[Status, str] | None:
         """Run setUpClass on this rank once; the error (if any) is remembered for later tests."""
@@ -125,7 +125,7 @@ class RankSession:
         self.bind_class(cls)
         error = None
         try:
-            cls.setUpClass()
+            cast("type[unittest.TestCase]", cls).setUpClass()
         except BaseException as exc:  # noqa: BLE001 - everything a rank raises is reported
             status, detail = classify_exception(exc)
             error = (
@@ -146,7 +146,7 @@ class RankSession:
         errors = []
         if setup_error is None:
             try:
-                cls.tearDownClass()
+                cast("type[unittest.TestCase]", cls).tearDownClass()
             except BaseException as exc:  # noqa: BLE001
                 errors.append(format_exception(exc, skip_frames=1))
         errors.extend(_run_class_cleanups(cls))

@@ -40,7 +40,10 @@ import threading
 import time
 from multiprocessing import context as mp_context
 from multiprocessing import popen_forkserver  # Unix only, as the fork server is
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
 
 from . import early_start, forkserver, start_method
 
@@ -67,7 +70,7 @@ def _note_once(key: str, message: str) -> None:
 # ---- turning it on and off ----------------------------------------------------------
 
 
-def per_test_base() -> type | None:
+def per_test_base() -> type[MultiProcessTestCase] | None:
     """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
     module = sys.modules.get(COMMON_DISTRIBUTED)
     return getattr(module, "MultiProcessTestCase", None)
@@ -110,7 +113,7 @@ def install() -> bool:
 
     pool_registry.install_exit_hooks()  # SIGTERM stops the fork server and its ranks too
     _original = base._spawn_processes
-    base._spawn_processes = _spawn_processes
+    setattr(base, "_spawn_processes", _spawn_processes)
     return True
 
 
@@ -119,7 +122,7 @@ def uninstall() -> None:
     global _original
     base = per_test_base()
     if _original is not None and base is not None:
-        base._spawn_processes = _original
+        setattr(base, "_spawn_processes", _original)
     _original = None
 
 
@@ -164,7 +167,7 @@ class FastStartProcess(mp_context.ForkServerProcess):
 
     # Not 'forkserver': the child takes its default start method from the
     # dispatcher (torch set 'spawn'), exactly as a spawned rank does.
-    _start_method = None
+    _start_method = None  # type: ignore[assignment]  # multiprocessing's own value; typeshed says str
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # First in __dict__, so unpickled (and applied) before the target's module is imported.
@@ -183,7 +186,7 @@ class FastStartProcess(mp_context.ForkServerProcess):
         # Like every process multiprocessing forks, the rank then leaves with os._exit:
         # exit handlers do not run (torch's would spend 0.1-0.5 s un-registering its operator
         # libraries in a process about to end).
-        _exit_with_dispatcher(self._parent_pid)
+        _exit_with_dispatcher(self._parent_pid)  # type: ignore[attr-defined]  # not in typeshed
         super().run()
 
 
@@ -263,11 +266,11 @@ class _Handoff:
     def __init__(self) -> None:
         self.environ: dict[str, str] = {}
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., _Handoff], tuple[object, ...]]:
         from multiprocessing import reduction
 
         # The dispatcher's stdout/stderr now (pytest swaps them per test), if open.
-        fds = []
+        fds: list[object] = []
         for fd in (1, 2):
             try:
                 os.fstat(fd)
@@ -341,6 +344,7 @@ def watch_dispatcher(
     if pidfd is not None:
         select.select([pidfd], [], [])
     else:
+        assert sentinel is not None  # the caller passes a pidfd or a sentinel
         wait([sentinel])
         while _alive(dispatcher_pid):
             time.sleep(DISPATCHER_POLL_S)

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from . import start_method
 
@@ -90,7 +90,9 @@ _server = _Server()
 _lock = threading.RLock()
 
 
-def _mp_server():
+# Any: multiprocessing's ForkServer, used for its private state (_forkserver_pid and the like),
+# which typeshed leaves out.
+def _mp_server() -> Any:
     from multiprocessing import forkserver
 
     return forkserver._forkserver
@@ -148,7 +150,7 @@ def start(hints: Sequence[str] = (), defer: bool = True, modules: Iterable[str] 
         if start_method.choose_start_method() != start_method.FORKSERVER:
             return False
         folder = tempfile.mkdtemp(prefix=DIR_PREFIX)
-        spec = {
+        spec: dict[str, Any] = {  # a JSON document
             "argv": list(sys.argv),
             "sys_path": list(sys.path),
             "modules": [*BASE_PRELOAD, *hints],
@@ -214,7 +216,12 @@ def _await_preloaded(timeout_s: float) -> None:
     """Wait until the server has preloaded (it writes its report then); kill it if it takes longer."""
     import time
 
-    if _server.imported_under is not None or _server.folder is None or running_pid() != _server.pid:
+    if (
+        _server.imported_under is not None
+        or _server.folder is None
+        or _server.pid is None
+        or running_pid() != _server.pid
+    ):
         return
     pid, path = _server.pid, os.path.join(_server.folder, REPORT_NAME)
     deadline = time.monotonic() + timeout_s

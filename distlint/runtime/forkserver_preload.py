@@ -49,18 +49,17 @@ def _recreate_main(entry: dict[str, str]) -> None:
     """Import ``__main__`` as multiprocessing's children do (as ``__mp_main__``), so they find it done."""
     from multiprocessing import process, spawn
 
-    process.current_process()._inheriting = (
-        True  # what multiprocessing sets while a child imports main
-    )
+    # What multiprocessing sets while a child imports main (private: not in typeshed).
+    process.current_process()._inheriting = True  # type: ignore[attr-defined]
     try:
         if "init_main_from_name" in entry:
-            spawn._fixup_main_from_name(entry["init_main_from_name"])
+            spawn._fixup_main_from_name(entry["init_main_from_name"])  # type: ignore[attr-defined]
         elif "init_main_from_path" in entry:
             spawn.import_main_path(entry["init_main_from_path"])
     except BaseException:  # noqa: BLE001 - the child re-runs main itself and reports what it raises
         pass
     finally:
-        del process.current_process()._inheriting
+        del process.current_process()._inheriting  # type: ignore[attr-defined]
 
 
 def _apply(manifest: dict[str, Any]) -> None:

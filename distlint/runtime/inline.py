@@ -55,7 +55,7 @@ PEER_WATCH_INTERVAL_S = 0.05
 
 def socket_fds() -> set[int]:
     """This process's open sockets (file descriptors), from /proc."""
-    found = set()
+    found: set[int] = set()
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
@@ -121,7 +121,8 @@ class _InlineRank:
         if config.options_owner is not None:
             from .loader import load_class
 
-            options = load_class(config.options_owner).opts()
+            # The options hook torch's per-test classes define.
+            options = getattr(load_class(config.options_owner), "opts")()
         kwargs = {"pg_options": options} if options is not None else {}
         # What is open now is not the PG's: abandon_pg() shuts down only what opens after.
         self._sockets_before_pg = socket_fds()

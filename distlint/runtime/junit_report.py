@@ -25,6 +25,10 @@ import time
 import unittest
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo as ExcInfo
 
 #: Where run_tests() writes the report when neither its argument nor --junit-xml says.
 JUNIT_XML_ENV = "DISTLINT_JUNIT_XML"
@@ -67,7 +71,7 @@ def identify(test: unittest.TestCase) -> tuple[str, str]:
 class RecordingTextResult(unittest.TextTestResult):
     """unittest's text result that also keeps one :class:`CaseRecord` per test, in run order."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cases: dict[str, CaseRecord] = {}
         self._started: dict[str, float] = {}
@@ -78,9 +82,10 @@ class RecordingTextResult(unittest.TextTestResult):
             self.cases[key] = CaseRecord(*identify(test))
         return self.cases[key]
 
-    def _problem(self, test: unittest.TestCase, outcome: str, err) -> None:
+    def _problem(self, test: unittest.TestCase, outcome: str, err: ExcInfo) -> None:
         case = self._case(test)
-        detail = self._exc_info_to_string(err, test)
+        # unittest's own formatting; private, so typeshed leaves it out.
+        detail = self._exc_info_to_string(err, test)  # type: ignore[attr-defined]
         if case.outcome in (FAILURE, ERROR):
             # A second problem in the same test (a failing subtest, tearDown after a failure): keep both.
             case.detail += "\n" + detail
@@ -100,37 +105,39 @@ class RecordingTextResult(unittest.TextTestResult):
         if started is not None:
             self._case(test).seconds = time.perf_counter() - started
 
-    def addSuccess(self, test):  # noqa: N802
+    def addSuccess(self, test: unittest.TestCase) -> None:  # noqa: N802
         super().addSuccess(test)
         self._case(test)
 
-    def addFailure(self, test, err):  # noqa: N802
+    def addFailure(self, test: unittest.TestCase, err: ExcInfo) -> None:  # noqa: N802
         super().addFailure(test, err)
         self._problem(test, FAILURE, err)
 
-    def addError(self, test, err):  # noqa: N802
+    def addError(self, test: unittest.TestCase, err: ExcInfo) -> None:  # noqa: N802
         super().addError(test, err)
         self._problem(test, ERROR, err)
 
-    def addSubTest(self, test, subtest, err):  # noqa: N802
+    def addSubTest(  # noqa: N802
+        self, test: unittest.TestCase, subtest: unittest.TestCase, err: ExcInfo | None
+    ) -> None:
         super().addSubTest(test, subtest, err)
-        if err is not None:
+        if err is not None and err[0] is not None:  # a failed or erroring subtest
             self._problem(
                 test, FAILURE if issubclass(err[0], test.failureException) else ERROR, err
             )
 
-    def addSkip(self, test, reason):  # noqa: N802
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:  # noqa: N802
         super().addSkip(test, reason)
         case = self._case(test)
         case.outcome, case.message, case.detail = SKIPPED, reason, reason
 
-    def addExpectedFailure(self, test, err):  # noqa: N802
+    def addExpectedFailure(self, test: unittest.TestCase, err: ExcInfo) -> None:  # noqa: N802
         super().addExpectedFailure(test, err)
         case = self._case(test)
         case.outcome, case.kind, case.message = SKIPPED, "expectedFailure", "expected failure"
-        case.detail = self._exc_info_to_string(err, test)
+        case.detail = self._exc_info_to_string(err, test)  # type: ignore[attr-defined]
 
-    def addUnexpectedSuccess(self, test):  # noqa: N802
+    def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:  # noqa: N802
         super().addUnexpectedSuccess(test)
         case = self._case(test)
         case.outcome, case.kind, case.message = FAILURE, "unexpectedSuccess", "unexpected success"

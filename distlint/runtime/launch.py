@@ -23,15 +23,17 @@ import time
 import types
 import unittest
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO, cast
 
 from . import pool_registry
 from .role import Role, current_role
 
 
-def _runner_class(stream, result_class):
+def _runner_class(
+    stream: TextIO, result_class: type[unittest.TextTestResult]
+) -> type[unittest.TextTestRunner]:
     class Runner(unittest.TextTestRunner):
-        def __init__(self, **kwargs):
+        def __init__(self, **kwargs: Any) -> None:
             kwargs["stream"] = stream
             kwargs["resultclass"] = result_class
             super().__init__(**kwargs)
@@ -79,11 +81,17 @@ def run_tests(
             inline_mode.finish()
         pool_registry.shutdown_all()
     if report_path is not None:
-        suite_name = os.path.splitext(os.path.basename(argv[0]))[0] if argv and argv[0] else module
+        suite_name = (
+            os.path.splitext(os.path.basename(argv[0]))[0]
+            if argv and argv[0]
+            else module
+            if isinstance(module, str)
+            else module.__name__
+        )
         try:
             junit_report.write(
                 report_path,
-                program.result.cases.values(),
+                cast("junit_report.RecordingTextResult", program.result).cases.values(),
                 suite_name,
                 time.perf_counter() - started,
             )
@@ -95,7 +103,8 @@ def run_tests(
     if quiet and not success:
         # Outcomes are agreed between ranks, so rank 0's report covers this one;
         # leave a trace of which rank exited non-zero and why.
-        summary = [line for line in stream.getvalue().splitlines() if line.startswith("FAILED")]
+        output = cast(io.StringIO, stream).getvalue()  # quiet: the StringIO above
+        summary = [line for line in output.splitlines() if line.startswith("FAILED")]
         sys.stderr.write(f"[rank {rank}] {summary[-1] if summary else 'FAILED'}\n")
     sys.stdout.flush()
     sys.stderr.flush()

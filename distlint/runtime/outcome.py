@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .protocol import RankResult, Status
 
@@ -60,9 +60,9 @@ class Outcome:
     pool_reusable: bool
 
 
-def _ranks(ranks) -> str:
-    ranks = sorted(ranks)
-    return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+def _ranks(ranks: Iterable[int]) -> str:
+    ordered = sorted(ranks)
+    return f"rank {ordered[0]}" if len(ordered) == 1 else "ranks " + ", ".join(map(str, ordered))
 
 
 def _indent(text: str) -> str:

@@ -20,9 +20,12 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from types import FrameType
+from typing import Any, Callable
 
 from . import forkserver
 from . import start_method as start_methods
+from .protocol import ClassRef
 from .resolve import PoolConfig
 from .worker_pool import PoolStartError, PoolState, WorkerPool
 
@@ -31,7 +34,7 @@ MAX_LIVE_POOLS = 2
 _pools: collections.OrderedDict[PoolConfig, WorkerPool] = collections.OrderedDict()
 _lock = threading.RLock()
 _hooks_installed = False
-_previous_sigterm = None
+_previous_sigterm: Callable[[int, FrameType | None], Any] | None = None
 _started = 0  # pools started by this process, for tests and benchmarks
 
 
@@ -96,7 +99,7 @@ def _start_registered(
     return pool
 
 
-def pools_serving(cls_ref) -> list[WorkerPool]:
+def pools_serving(cls_ref: ClassRef) -> list[WorkerPool]:
     with _lock:
         return [pool for pool in _pools.values() if cls_ref in pool.entered]
 
@@ -119,7 +122,7 @@ def shutdown_all(graceful: bool = True) -> None:
     forkserver.stop()
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     shutdown_all(graceful=False)
     # Now die of SIGTERM as the process would have without us.
     signal.signal(

@@ -87,6 +87,7 @@ class FastStartSession:
         modules: list[str] = []
         if fast_start.install():
             base = fast_start.per_test_base()
+            assert base is not None  # install() found it
             for item in session.items:
                 cls = getattr(item, "cls", None)
                 if isinstance(cls, type) and issubclass(cls, base):

@@ -95,6 +95,7 @@ def declared_world_size(cls: type) -> int | None:
     attr = inspect.getattr_static(cls, "world_size", None)
     if isinstance(attr, property):
         # A property reads instance state: evaluate it on a bare instance, as torch does.
+        assert attr.fget is not None  # a property without a getter is no declaration
         value = attr.fget(object.__new__(cls))
     else:
         value = getattr(cls, "world_size", None)
@@ -120,7 +121,7 @@ def _declared_device_type(cls: type) -> str | None:
         attr = vars(klass)["device_type"]
         if isinstance(attr, (classmethod, staticmethod)):
             return attr.__get__(None, cls)()
-        if isinstance(attr, property):
+        if isinstance(attr, property) and attr.fget is not None:
             return attr.fget(cls)
         if callable(attr):
             return attr()

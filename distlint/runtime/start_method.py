@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 from . import environment
 
@@ -70,8 +74,13 @@ def forkserver_failed() -> bool:
     return _forkserver_failed
 
 
-def context(method: str):
+def context(
+    method: str,
+) -> SpawnContext | ForkServerContext | ForkContext:
     """The multiprocessing context for ``method``; for the fork server, call :func:`forkserver.prepare` first."""
     import multiprocessing
 
-    return multiprocessing.get_context(method)
+    # One of the start methods above, each a context with its Process class.
+    return cast(
+        "SpawnContext | ForkServerContext | ForkContext", multiprocessing.get_context(method)
+    )

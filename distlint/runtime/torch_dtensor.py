@@ -32,7 +32,10 @@ class _DeviceType:
     def __get__(self, instance: Any, owner: type) -> DeviceTypeName:
         # The mixin's property only reads ``world_size``, which the class declares.
         return DeviceTypeName(
-            DTensorTestMixin.device_type.fget(instance if instance is not None else owner)
+            # A property read on the class: mypy types it as its getter function.
+            DTensorTestMixin.device_type.fget(  # type: ignore[attr-defined]
+                instance if instance is not None else owner
+            )
         )
 
 
@@ -40,4 +43,4 @@ class DTensorContinuousTest(DTensorTestMixin, MultiProcContinuousTest):
     """Many DTensor tests on one pool of ``NUM_DEVICES`` ranks and one PG."""
 
     world_size = NUM_DEVICES
-    device_type = _DeviceType()  # type: ignore[assignment]
+    device_type = _DeviceType()

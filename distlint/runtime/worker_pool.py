@@ -25,8 +25,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from multiprocessing.connection import wait
-from typing import Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Callable, cast
 
 from . import forkserver, worker
 from . import start_method as start_methods
@@ -76,8 +77,8 @@ class PoolStartError(RuntimeError):
 @dataclasses.dataclass
 class _Rank:
     rank: int
-    process: object  # multiprocessing.process.BaseProcess
-    conn: object  # multiprocessing.connection.Connection
+    process: BaseProcess
+    conn: Connection
     stack_path: str
     output_path: str
     conn_open: bool = True
@@ -103,8 +104,8 @@ def describe_exit(exitcode: int | None) -> str:
         except ValueError:
             name = f"signal {-exitcode}"
         return f"was killed by {name}"
-    name = REGISTRY.name_for_code(exitcode)
-    return f"exited with code {exitcode}" + (f" (skip code {name!r})" if name else "")
+    skip_name = REGISTRY.name_for_code(exitcode)
+    return f"exited with code {exitcode}" + (f" (skip code {skip_name!r})" if skip_name else "")
 
 
 def _read_from(path: str, offset: int) -> tuple[str, int]:
@@ -126,7 +127,8 @@ def _file_size(path: str) -> int:
 
 def tidy_stack_dump(text: str) -> str:
     """Keep the frames a user wrote: drop the dispatcher-watch thread and the worker loop below the test."""
-    blocks, current = [], []
+    blocks: list[list[str]] = []
+    current: list[str] = []
     for line in text.splitlines():
         if line.startswith(("Thread 0x", "Current thread 0x")) and current:
             blocks.append(current)
@@ -230,7 +232,9 @@ class WorkerPool:
         got = self._gather(
             lambda rank, msg: isinstance(msg, WorkerReady),
             time.monotonic() + timeout_s,
-            starts_grace=lambda msg: bool(msg.init_error or msg.init_skip),
+            starts_grace=lambda msg: bool(
+                cast(WorkerReady, msg).init_error or cast(WorkerReady, msg).init_skip
+            ),
         )
         replies: dict[int, WorkerReady] = got.replies  # type: ignore[assignment]
         errors = [m.init_error for _, m in sorted(replies.items()) if m.init_error]
@@ -338,7 +342,7 @@ class WorkerPool:
             got = self._gather(
                 is_answer,
                 started + timeout_s,
-                starts_grace=lambda msg: msg.status is not Status.PASSED,
+                starts_grace=lambda msg: cast(RankResult, msg).status is not Status.PASSED,
             )
             observation = self._observe(test_id, got, timeout_s)
         except BaseException:
@@ -395,7 +399,8 @@ class WorkerPool:
         except BaseException:
             self.close(graceful=False)
             raise
-        errors = [f"rank {r}: {m.error}" for r, m in sorted(got.replies.items()) if m.error]  # type: ignore[union-attr]
+        exited = cast(dict[int, ClassExited], got.replies)
+        errors = [f"rank {r}: {m.error}" for r, m in sorted(exited.items()) if m.error]
         errors += [
             f"rank {r} {describe_exit(code)} in tearDownClass"
             for r, code in sorted(got.deaths.items())
@@ -442,7 +447,7 @@ class WorkerPool:
                 timed_out = True
                 break
             limit = min(deadline, grace_end) if grace_end is not None else deadline
-            waitables = [r.conn for r in pending if r.conn_open] + [
+            waitables: list[Connection | int] = [r.conn for r in pending if r.conn_open] + [
                 r.process.sentinel for r in pending
             ]
             ready = wait(waitables, timeout=max(0.0, limit - now))
@@ -489,6 +494,8 @@ class WorkerPool:
         ]
         for r in targets:
             r.stack_offset = _file_size(r.stack_path)
+            if r.process.pid is None:
+                continue  # never started
             try:
                 os.kill(r.process.pid, signal.SIGUSR1)
             except OSError:

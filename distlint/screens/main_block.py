@@ -19,6 +19,8 @@ from distlint.screens.names import last_component, names_match_any
 from distlint.screens.runners import RAISERS, all_runners, convention_runners
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing's own from Python 3.10
+
     from distlint.config import Config
     from distlint.source import PreScreen
 
@@ -33,7 +35,7 @@ def is_ast_main_guard(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and _is_ast_main_comparison(node.test)
 
 
-def is_ast_any_main_guard(node: ast.AST) -> bool:
+def is_ast_any_main_guard(node: ast.AST) -> TypeGuard[ast.If]:
     """The stdlib ``ast`` twin of :func:`is_any_main_guard` (must accept the same code)."""
     return isinstance(node, ast.If) and any(map(_is_ast_main_comparison, _ast_conjuncts(node.test)))
 
@@ -159,20 +161,22 @@ class _Definitions:
 
 def _definitions(tree: ast.Module) -> _Definitions:
     found = _Definitions()
+    # type(node) is ...: exact types (cheaper than isinstance), which the type checker narrows.
     for node in _statements(tree):
-        kind = node.__class__
-        if kind is ast.ClassDef:
+        if type(node) is ast.ClassDef:
             found.has_class_or_test = True
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+        elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
             found.defined.add(node.name)
             if node.name.startswith("test_"):
                 found.has_class_or_test = True
-        elif kind is ast.Import or kind is ast.ImportFrom:
+        elif type(node) is ast.Import or type(node) is ast.ImportFrom:
             found.imports_as.extend(
                 (alias.name, alias.asname) for alias in node.names if alias.asname
             )
         elif (
-            kind is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name
+            type(node) is ast.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0]) is ast.Name
         ):
             value = _ast_dotted(node.value)
             if value:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Union
 
 import libcst as cst
 
@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from distlint.config import Config
     from distlint.source import FileContext
 
+
+#: A statement of a module's (or a block's) body: the kinds with leading lines, which are every
+#: libcst ``BaseStatement``.
+TopStatement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 _TEST_BASE = re.compile(r"(TestCase|TestBase|Test|Tests)$")
 
 
@@ -142,7 +146,7 @@ class ImportTimeRun:
 
     #: The top-level statement (index into ``module.body``) that runs it at import.
     index: int
-    statement: cst.BaseStatement
+    statement: TopStatement
     runner: RunnerCall
     #: Whether the statement can be moved under the guard: it binds no module name.
     movable: bool
@@ -205,7 +209,7 @@ class _Analysis:
         self.table = ImportTable()
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self._local_tables: dict[int, ImportTable] = {}
-        self._module_scans: list[tuple[int, cst.BaseStatement, BodyScan]] = []
+        self._module_scans: list[tuple[int, TopStatement, BodyScan]] = []
 
     # -- following calls into this module's functions --------------------------------------
     def _function_table(self, function: cst.FunctionDef) -> ImportTable:
@@ -330,7 +334,8 @@ class _Analysis:
         for _, _, scan in module_scans:
             for node in scan.imports:
                 record_import(self.table, node)
-            for definition in (*scan.functions, *scan.classes):
+            definitions: list[cst.FunctionDef | cst.ClassDef] = [*scan.functions, *scan.classes]
+            for definition in definitions:
                 self.table.add_local(definition.name.value)
             for function in scan.functions:
                 self.functions.setdefault(function.name.value, []).append(function)
@@ -344,27 +349,27 @@ class _Analysis:
         )
 
         facts = MainBlockFacts(self.module, self.table)
-        for index, node in guard_nodes:
+        for index, guard in guard_nodes:
             table = ImportTable(self.table)
-            scan = scan_code(node.body.body)
+            scan = scan_code(guard.body.body)
             for imported in scan.imports:
                 record_import(table, imported)
             facts.guards.append(
                 MainGuard(
-                    node,
+                    guard,
                     index,
                     self.find_runner(scan.calls, table),
-                    self.raises(node.body, scan.calls, table),
-                    conditional=not is_main_guard(node),
+                    self.raises(guard.body, scan.calls, table),
+                    conditional=not is_main_guard(guard),
                 )
             )
         known_classes: set[str] = set()
-        for index, statement, scan in module_scans:
+        for index, scanned, scan in module_scans:
             self._collect_tests(index, scan, known_classes, facts.tests)
             runner = self.find_runner(scan.calls, self.table, at_import=True)
             if runner is not None:
                 facts.import_time_runs.append(
-                    ImportTimeRun(index, statement, runner, not binds_names(statement))
+                    ImportTimeRun(index, scanned, runner, not binds_names(scanned))
                 )
         facts.runner_module_in_use = self._runner_module_in_use()
         facts._uses_convention_runner = self._uses_convention_runner
@@ -379,9 +384,9 @@ class _Analysis:
                 known.add(node.name.value)
                 defined.add(id(node))
                 out.append(TestDefinition(node.name.value, node, index))
-        for node in scan.functions:
-            if node.name.value.startswith("test_"):
-                out.append(TestDefinition(node.name.value, node, index))
+        for function in scan.functions:
+            if function.name.value.startswith("test_"):
+                out.append(TestDefinition(function.name.value, function, index))
         # A loop that makes classes generates tests (one entry for the loop, not one per
         # statement in it); a loop whose classes are all test classes was counted above.
         inside_loops: set[int] = set()
@@ -394,7 +399,7 @@ class _Analysis:
             ):
                 inside_loops.update(map(id, (*inner.calls, *inner.assigns, *inner.loops)))
                 out.append(TestDefinition(loop_label(loop), loop, index, generator=True))
-        generated = [
+        generated: list[tuple[str | None, cst.CSTNode]] = [
             (generating_call(call), call) for call in scan.calls if id(call) not in inside_loops
         ]
         generated += [

@@ -13,10 +13,16 @@ CRLF) and indentation (tabs stay tabs) from ``Module.default_newline`` /
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import libcst as cst
 
-from distlint.analysis.mainblock.facts import ImportTimeRun, MainBlockFacts, analyze_main_block
+from distlint.analysis.mainblock.facts import (
+    ImportTimeRun,
+    MainBlockFacts,
+    TopStatement,
+    analyze_main_block,
+)
 from distlint.analysis.names import names_match_any
 from distlint.imports import ImportSpec, add_imports
 from distlint.screens.runners import RUNNER_MODULES, convention_runners
@@ -162,7 +168,7 @@ def _leading_blanks(lines: Sequence[cst.EmptyLine]) -> int:
 
 
 def _remove_statement(
-    body: list[cst.BaseStatement | None], index: int, keep_lines: Sequence[cst.EmptyLine] = ()
+    body: list[TopStatement | None], index: int, keep_lines: Sequence[cst.EmptyLine] = ()
 ) -> None:
     """Remove ``body[index]`` (set it to ``None``); ``keep_lines`` (its comments that stay)
     go to the next statement, which keeps at least as many blank lines above it as the
@@ -173,6 +179,7 @@ def _remove_statement(
     if removed is None or following_index is None:
         return
     following = body[following_index]
+    assert following is not None  # found above as not None
     lines = [*keep_lines, *following.leading_lines]
     missing = _leading_blanks(removed.leading_lines) - _leading_blanks(lines)
     if missing > 0:
@@ -192,7 +199,7 @@ def move_main_block_to_end(facts: MainBlockFacts) -> cst.Module | None:
         return None
     guard = facts.guards[0]
     module = facts.module
-    body: list[cst.BaseStatement | None] = list(module.body)
+    body: list[TopStatement | None] = list(module.body)
     if guard.index == len(body) - 1:
         return None
     detached, attached = _split_leading_comments(guard.node.leading_lines)
@@ -204,9 +211,10 @@ def move_main_block_to_end(facts: MainBlockFacts) -> cst.Module | None:
     )
 
 
-def _statements_of(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+def _statements_of(block: cst.BaseSuite) -> list[TopStatement]:
     if isinstance(block, cst.IndentedBlock):
-        return list(block.body)
+        return cast("list[TopStatement]", list(block.body))  # libcst says BaseStatement
+    assert isinstance(block, cst.SimpleStatementSuite)  # the other suite
     return [cst.SimpleStatementLine([small]) for small in block.body]
 
 
@@ -237,9 +245,9 @@ def guard_import_time_runs(facts: MainBlockFacts) -> cst.Module | None:
     if not runs:
         return None
     module = facts.module
-    body: list[cst.BaseStatement | None] = list(module.body)
+    body: list[TopStatement | None] = list(module.body)
 
-    def moved(run: ImportTimeRun) -> cst.BaseStatement:
+    def moved(run: ImportTimeRun) -> TopStatement:
         return run.statement.with_changes(
             leading_lines=[line for line in run.statement.leading_lines if line.comment]
         )

@@ -7,18 +7,22 @@ accept exactly the code its libcst twin accepts, or the pre-screen would be unso
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from distlint.screens.main_block import is_ast_any_main_guard, is_ast_main_guard  # noqa: F401 - the ast twins
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing's own from Python 3.10
 
-def is_main_guard(node: cst.CSTNode) -> bool:
+
+def is_main_guard(node: cst.CSTNode) -> TypeGuard[cst.If]:
     """``if __name__ == "__main__":`` in either order and any quotes (parentheses allowed)."""
     return isinstance(node, cst.If) and _is_main_comparison(node.test)
 
 
-def is_conditional_main_guard(node: cst.CSTNode) -> bool:
+def is_conditional_main_guard(node: cst.CSTNode) -> TypeGuard[cst.If]:
     """``if __name__ == "__main__" and CONDITION:`` (any order of the ``and`` operands).
 
     A main block that runs only when ``CONDITION`` holds is still the file's main block:
@@ -31,7 +35,7 @@ def is_conditional_main_guard(node: cst.CSTNode) -> bool:
     )
 
 
-def is_any_main_guard(node: cst.CSTNode) -> bool:
+def is_any_main_guard(node: cst.CSTNode) -> TypeGuard[cst.If]:
     return is_main_guard(node) or is_conditional_main_guard(node)
 
 

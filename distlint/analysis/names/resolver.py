@@ -25,7 +25,7 @@ annotations are not resolved (libcst re-parses those strings; our rules never as
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
-from typing import Any
+from typing import Any, Callable, cast
 
 import libcst as cst
 from libcst.metadata import (
@@ -270,7 +270,8 @@ class _Walk:
         pass  # string annotations are not resolved (see the module docstring)
 
 
-_HANDLERS = {
+#: Each handler takes its own node type (hence ``...``).
+_HANDLERS: dict[type[cst.CSTNode], Callable[..., None]] = {
     cst.Name: _Walk.name,
     cst.Attribute: _Walk.attribute,
     cst.Subscript: _Walk.subscript,
@@ -325,7 +326,7 @@ class NameResolver(Mapping):
             # Which node each load is an access of needs every assignment of the scope, so
             # it is settled after the walk (libcst's ``infer_accesses``).
             for access, attribute in walk.loads:
-                name = access.node.value
+                name = cast(cst.Name, access.node).value  # name() records Names only
                 if attribute is not None:
                     for dotted, node in _gen_dotted_names(attribute):
                         if dotted in access.scope:

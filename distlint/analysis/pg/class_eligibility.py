@@ -66,7 +66,7 @@ HOOKS = ("setUp", "tearDown", "__init__")
 def first_line(statement: cst.CSTNode) -> str:
     """The statement's first line of code (its leading comments left out)."""
     if hasattr(statement, "leading_lines"):
-        statement = statement.with_changes(leading_lines=[])  # type: ignore[call-arg]
+        statement = statement.with_changes(leading_lines=[])
     return code_of(statement).strip().splitlines()[0]
 
 
@@ -204,7 +204,11 @@ def _own_reasons(
     for hook in HOOKS:
         function = class_function(cls.node, hook)
         problem = hook_problem(function) if function is not None else None
-        if problem is not None and not (undeclarable is not None and hook == "setUp"):
+        if (
+            function is not None
+            and problem is not None
+            and not (undeclarable is not None and hook == "setUp")
+        ):
             reasons.append(Ineligibility(Reason.CLASS_SETUP, function, f"{hook} {problem}"))
             break
     return reasons

@@ -217,7 +217,7 @@ def finish(
     scan.destroys = [
         e for e in scan.destroys if e.site.chain or not is_subgroup(walker.names, e.target)
     ]
-    for events in (
+    for sorted_events in (
         scan.creations,
         scan.destroys,
         scan.aborts,
@@ -227,7 +227,7 @@ def finish(
         scan.raises,
         scan.file_name_uses,
     ):
-        events.sort(key=lambda e: e.site.order)
+        sorted_events.sort(key=lambda e: e.site.order)
     return scan
 
 

@@ -115,6 +115,8 @@ class Walker(WalkedFunction):
     """Walks one function once (:meth:`walk`), recording what
     :func:`~distlint.analysis.pg.follow.finish` needs to build the :class:`Scan` of each call."""
 
+    context: ScanContext  # what WalkedFunction keeps as its Walks
+
     def __init__(
         self, context: ScanContext, func: cst.FunctionDef, owner: cst.ClassDef | None
     ) -> None:
@@ -189,7 +191,7 @@ class Walker(WalkedFunction):
         return cached
 
     def _find_rank(self, test: cst.BaseExpression) -> bool:
-        found = []
+        found: list[cst.CSTNode] = []
         names = self.names
 
         class _Rank(cst.CSTVisitor):
@@ -289,12 +291,12 @@ class Walker(WalkedFunction):
 
     def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
-            self.assignments.setdefault(target.value, []).append(value)  # type: ignore[arg-type]
+            self.assignments.setdefault(target.value, []).append(value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._assigned(element.value, None)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
-            root = target
+            root: cst.BaseExpression = target
             while isinstance(root, (cst.Attribute, cst.Subscript)):
                 root = root.value
             if isinstance(root, cst.Name):
