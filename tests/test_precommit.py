@@ -185,3 +185,20 @@ def test_hook_definitions_match_the_default_include():
                 fnmatch.fnmatch(path.rsplit("/", 1)[-1], g) for g in ("test_*.py", "*_test.py")
             )
             assert bool(pattern.search(path)) == by_include, path
+
+
+def test_own_hooks_run_the_versions_the_lint_extra_pins():
+    """The repository's .pre-commit-config.yaml and .ci/run check with the same ruff and mypy."""
+    import yaml
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {Requirement(r).name: r for r in extras["optional-dependencies"]["lint"]}
+    assert set(pins) == {"ruff", "mypy"} and all("==" in pin for pin in pins.values()), pins
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {hook["id"]: hook for repo in config["repos"] for hook in repo["hooks"]}
+    for name in ("ruff-check", "ruff-format"):
+        assert hooks[name]["additional_dependencies"] == [pins["ruff"]], name
+    # mypy (and distlint) run from the environment README's install made: the pinned mypy.
+    assert hooks["mypy"]["language"] == "system" and hooks["mypy"]["entry"] == "mypy"
+    assert hooks["distlint-check"]["language"] == "system"

@@ -30,6 +30,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+CONTRIBUTING = ROOT / "CONTRIBUTING.md"
 CI_RUN = ROOT / ".ci" / "run"
 PYPROJECT = ROOT / "pyproject.toml"
 START, END = "<!-- rules-table:start -->", "<!-- rules-table:end -->"
@@ -63,10 +64,10 @@ def test_table_has_one_row_per_rule():
 # -- the install and test commands ----------------------------------------------------------------
 
 
-def readme_block(name: str) -> list[str]:
-    """The command lines of README.md's fenced block between ``<!-- NAME:start -->`` and ``:end``."""
+def readme_block(name: str, page: Path = README) -> list[str]:
+    """The command lines of ``page``'s fenced block between ``<!-- NAME:start -->`` and ``:end``."""
     start = f"<!-- {name}:start -->"
-    block = between_markers(README, start, f"<!-- {name}:end -->").strip()
+    block = between_markers(page, start, f"<!-- {name}:end -->").strip()
     assert block.startswith("```bash\n") and block.endswith("\n```"), (
         f"{start} must hold one ```bash block"
     )
@@ -85,11 +86,15 @@ def script_commands(path: Path) -> list[str]:
 
 def test_ci_runs_exactly_the_readme_install_and_test_commands():
     install, test = readme_block("ci-install"), readme_block("ci-test")
-    assert install and test
+    # CONTRIBUTING.md's checks run between them: after the install, before the suite.
+    checks = readme_block("ci-checks", CONTRIBUTING)
+    assert install and checks and test
+    expected = install + checks + test
     commands = script_commands(CI_RUN)
     # They end the script, in this order: nothing after them can change what CI reports.
-    assert commands[-len(install + test) :] == install + test, (
-        f".ci/run must end with README.md's install and test commands:\n{install + test}\nnot:\n{commands}"
+    assert commands[-len(expected) :] == expected, (
+        f".ci/run must end with README.md's install, CONTRIBUTING.md's checks and README.md's "
+        f"test commands:\n{expected}\nnot:\n{commands}"
     )
 
 
