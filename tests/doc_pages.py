@@ -9,8 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The pages the docs tests read (BENCHMARKS.md is checked by its own scripts' commands).
-PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: The pages the docs tests read.
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "BENCHMARKS.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
 _EXCERPT = re.compile(r"^<!--\s*excerpt:\s*(?P<path>\S+)\s*-->$")

@@ -386,3 +386,244 @@ def test_runtime_page_skip_table_is_the_registry():
             ]
         codes |= cell_codes
     assert codes == {skip.exit_code for skip in PYTORCH_SKIPS.values()}
+
+
+# -- facts several pages state --------------------------------------------------------------------
+#
+# A fact stated on more than one page is checked against the code that decides it, so the pages
+# cannot drift apart: the default rule set, the world sizes on CPU, the import cost of
+# distlint.runtime (stated once, in BENCHMARKS.md) and the reasons' texts.
+
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+
+
+def default_rule_codes() -> set[str]:
+    from distlint.screens import RULE_SCREENS
+
+    return {entry.code for entry in RULE_SCREENS if entry.default_enabled}
+
+
+def expand_codes(text: str) -> set[str]:
+    """``DL101-DL105, DL202`` -> the codes of the rule table it names (ranges inclusive)."""
+    from distlint.screens import RULE_SCREENS
+
+    codes = [entry.code for entry in RULE_SCREENS]
+    named: set[str] = set()
+    for low, high in re.findall(r"\b(DL\d{3})(?:\s*[-–]\s*(DL\d{3}))?\b", text):
+        named |= {code for code in codes if low <= code <= (high or low)}
+    return named
+
+
+#: "its nine default rules (DL101-DL105, ...)", "the nine rules on by default (...)".
+_DEFAULT_RULES_CLAIM = re.compile(
+    r"\b(\w+)\s+(?:default\s+rules|rules\s+on\s+by\s+default)\b(?:\s+\(([^)]*)\))?", re.IGNORECASE
+)
+
+
+def test_readme_rules_table_marks_exactly_the_default_rules():
+    rows = table_with_header(prose(README), "Code")
+    assert {row[0] for row in rows if row[3] == "on"} == default_rule_codes()
+
+
+def test_every_count_of_the_default_rules_is_the_rule_tables():
+    defaults = default_rule_codes()
+    claims = []
+    for page in PAGES:
+        for match in _DEFAULT_RULES_CLAIM.finditer(page.read_text()):
+            count = _NUMBERS.get(match[1].lower(), int(match[1]) if match[1].isdigit() else None)
+            if count is None:  # "the default rules": no count to check
+                continue
+            claims.append(page.name)
+            assert count == len(defaults), (
+                f"{page_id(page)} says {match[0]!r}; the rule table has {len(defaults)} default rules"
+            )
+            if match[2]:
+                assert expand_codes(match[2]) == defaults, (
+                    f"{page_id(page)} lists {match[0]!r}; the default rules are {sorted(defaults)}"
+                )
+    assert {"BENCHMARKS.md", "check.md"} <= set(claims)
+
+
+def _module_constants(path: Path, name: str) -> list:
+    """The constant values ``name`` is assigned anywhere in the module (no import)."""
+    return [
+        node.value.value
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        and isinstance(node.value, ast.Constant)
+    ]
+
+
+def torch_cpu_num_devices() -> int:
+    """torch's ``NUM_DEVICES`` without an accelerator: the one constant common_dtensor assigns
+    (the others are computed from the device count). Read from the source: importing torch's
+    test helpers costs seconds."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    assert spec is not None and spec.origin, "torch is not installed"
+    common_dtensor = (
+        Path(spec.origin).parent / "testing/_internal/distributed/_tensor/common_dtensor.py"
+    )
+    (value,) = _module_constants(common_dtensor, "NUM_DEVICES")
+    return value
+
+
+def test_the_dtensor_world_size_on_cpu_is_torchs_num_devices_on_every_page():
+    """distlint's DTensor class (and `--runtime torch`'s rewrite) take torch's NUM_DEVICES; every
+    page that says what that is on CPU says the same."""
+    dtensor_class = ast.parse((ROOT / "distlint/runtime/torch_dtensor.py").read_text())
+    assert any(
+        isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["world_size"]
+        and getattr(node.value, "id", None) == "NUM_DEVICES"
+        for node in ast.walk(dtensor_class)
+    ), (
+        "DTensorContinuousTest no longer sets world_size = NUM_DEVICES: update this test and the docs"
+    )
+    expected = torch_cpu_num_devices()
+    stated = {
+        page.name: re.findall(r"NUM_DEVICES`?[^.;]{0,30}?\b(\d+) on CPU", page.read_text())
+        for page in PAGES
+    }
+    assert stated["migrate.md"] and stated["runtime.md"], stated
+    wrong = {name: sizes for name, sizes in stated.items() if set(sizes) - {str(expected)}}
+    assert not wrong, f"torch's NUM_DEVICES is {expected} on CPU; these pages say {wrong}"
+
+
+def test_the_gloo_default_world_size_is_the_runtimes():
+    (size,) = _module_constants(ROOT / "distlint/runtime/resolve.py", "DEFAULT_GLOO_WORLD_SIZE")
+    rows = {row[0]: row for row in table_with_header(prose(RUNTIME_PAGE), "`backend_str()`")}
+    assert rows['`"gloo"`'][2] == str(size)
+    assert f"or {size} with gloo" in rows["`None`"][2]
+
+
+_BENCHMARK_IMPORT_ANCHOR = "BENCHMARKS.md#case-3-import-distlintruntime"
+_SECONDS = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms)\b")
+
+
+def _paragraphs(page: Path) -> list[str]:
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", prose(page))]
+
+
+def test_the_import_cost_of_the_runtime_is_stated_once_in_benchmarks():
+    """Other pages link to the figure instead of repeating it (it changes when it is re-measured)."""
+    linking = []
+    for page in PAGES:
+        if page == BENCHMARKS:
+            continue
+        for paragraph in _paragraphs(page):
+            if "import distlint.runtime" in paragraph and re.search(r"\bcosts?\b", paragraph):
+                assert not _SECONDS.search(paragraph), (
+                    f"{page_id(page)} states the import cost of distlint.runtime; link to "
+                    f"{_BENCHMARK_IMPORT_ANCHOR} instead: {paragraph[:200]}"
+                )
+                assert _BENCHMARK_IMPORT_ANCHOR in paragraph, (
+                    f"{page_id(page)} speaks of the import cost without linking to its figure"
+                )
+                linking.append(page.name)
+    assert "runtime.md" in linking
+    summary = next(
+        row
+        for row in table_with_header(prose(BENCHMARKS), "benchmark")
+        if "#case-3-import-distlintruntime" in row[0]
+    )
+    case_3 = section(prose(BENCHMARKS), "### Case 3: `import distlint.runtime`")
+    stated = re.findall(r"\*\*(\d+\.\d+) s\*\*", case_3)
+    assert stated and re.findall(r"\*\*(\d+\.\d+) s\*\*", summary[1]) == stated
+
+
+def _reason_texts() -> dict[str, str]:
+    from distlint.analysis.model import Reason
+    from distlint.codemods.report import Why
+
+    return {
+        **{why.code: why.text for why in Why},
+        **{reason.code: reason.text for reason in Reason},
+    }
+
+
+def test_reasons_quoted_in_the_docs_are_the_codes_texts():
+    """``[code] text`` on a page (a report line) gives the text distlint prints for that code."""
+    texts = _reason_texts()
+    quoted = [
+        (page, code, rest)
+        for page in PAGES
+        for code, rest in re.findall(r"\[([a-z][a-z-]+)\] ([^\n]+)", page.read_text())
+        if code in texts
+    ]
+    assert quoted
+    for page, code, rest in quoted:
+        assert rest.startswith(texts[code]), (
+            f"{page_id(page)} quotes [{code}] as {rest!r}; distlint says {texts[code]!r}"
+        )
+
+
+def test_migrate_page_gives_each_class_reasons_why_as_distlint_does():
+    """A class-level reason's text ends with why a continuous class cannot do what the class does
+    (after ``; ``); docs/migrate.md's row for the code gives the same why."""
+    from distlint.analysis.model import Reason
+
+    rows = {
+        code: row[1].replace("`", "")
+        for table in tables(section(prose(MIGRATE_PAGE), "## What it leaves in place, and why"))
+        for row in table[1:]
+        for code in code_spans(row[0])
+    }
+    explained = [reason for reason in Reason if "; " in reason.text]
+    assert Reason.CLASS_SETUP in explained
+    for reason in explained:
+        why = reason.text.split("; ", 1)[1].replace("`", "")
+        assert why in rows[reason.code], (
+            f"docs/migrate.md's `{reason.code}` row does not say what distlint says: {why!r}"
+        )
+
+
+#: Words about how the project is worked on, not about the project. "helper" is a technical
+#: term here (a PG helper, `pg-helpers`); only its use for a person is refused.
+_WORK_LOG_WORDS = re.compile(r"\b(?:issues?|sessions?|helper\s+sessions?)\b|\bhelpers'", re.I)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_no_page_speaks_of_issues_or_sessions(page):
+    text = re.sub(r"https?://\S+", "", page.read_text())
+    found = sorted({match[0] for match in _WORK_LOG_WORDS.finditer(text)})
+    assert not found, f"{page_id(page)} speaks of {found}: say what the project does instead"
+
+
+# -- the benchmark commands -----------------------------------------------------------------------
+
+_BENCHMARK_COMMAND = re.compile(r"python (benchmarks/[\w/]+\.py)([^\n`|;&#]*)")
+
+
+def _script_options(script: Path) -> set[str]:
+    """The option strings the script's argparse defines (read from its source, not run)."""
+    return {
+        arg.value
+        for node in ast.walk(ast.parse(script.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        for arg in node.args
+        if isinstance(arg, ast.Constant) and str(arg.value).startswith("-")
+    } | {"-h", "--help"}
+
+
+def test_every_benchmark_command_names_a_script_and_its_options():
+    commands = [
+        (page, *match) for page in PAGES for match in _BENCHMARK_COMMAND.findall(page.read_text())
+    ]
+    assert {page.name for page, _, _ in commands} >= {"BENCHMARKS.md"}
+    for page, script, arguments in commands:
+        path = ROOT / script
+        assert path.is_file(), f"{page_id(page)}: no such benchmark: {script}"
+        options = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", arguments))
+        unknown = options - _script_options(path)
+        assert not unknown, f"{page_id(page)}: {script} has no option {sorted(unknown)}"

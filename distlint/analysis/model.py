@@ -178,8 +178,9 @@ class Reason(CodedEnum):
     )
     CLASS_SETUP = ReasonText(
         "class-setup",
-        "the class's setUp/tearDown do more than spawn the workers; a continuous class runs them in the "
-        "dispatcher only",
+        "the class's setUp/tearDown do more than spawn the workers; they ran in the parent process "
+        "before each test's ranks started, where no continuous class runs them (distlint's runs them "
+        "on every rank, torch's in the dispatcher)",
         one="is in a class whose setUp/tearDown do more than spawn",
         many="are in a class whose setUp/tearDown do more than spawn",
         short="class setUp/tearDown do more than spawn",

@@ -53,7 +53,7 @@ class NoMainBlock(LintRule):
     ## Why is this bad?
     PyTorch's CI runs each test file as `python test_x.py`. Without a main block that
     command imports the module and exits successfully: every test in it silently never
-    runs (PyTorch issue 144563 found whole directories doing nothing).
+    runs (pytorch/pytorch#144563 found whole directories doing nothing).
 
     ## Example
     ```python

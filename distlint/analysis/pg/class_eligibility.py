@@ -1,10 +1,11 @@
 """Class-level eligibility: why NO test of a per-test class can move to a continuous class.
 
 A continuous class (``MultiProcContinuousTest``) starts its workers and its PG once, runs
-``setUp``/``tearDown`` in the dispatcher only, and builds the PG from class-level facts
-(``backend_str()``, ``opts()``, ``timeout``). What a class does that this cannot reproduce
-makes all its PG tests ineligible; the reasons are :class:`~distlint.analysis.model.Reason`
-class members. DL201/DL202 report them and ``distlint migrate`` refuses the class with them,
+``setUp``/``tearDown`` on every rank (distlint's) or in the dispatcher (torch's), never in the
+parent before each test's ranks start as a per-test class does, and builds the PG from
+class-level facts (``backend_str()``, ``opts()``, ``timeout``). What a class does that this
+cannot reproduce makes all its PG tests ineligible; the reasons are
+:class:`~distlint.analysis.model.Reason` class members. DL201/DL202 report them and ``distlint migrate`` refuses the class with them,
 so ``check`` and ``migrate`` agree. (What only the rewrite cannot do, e.g. a class name
 already taken, stays in the codemod.)
 
