@@ -140,12 +140,23 @@ def _groups() -> tuple:
     return tuple(c10d._world.pg_map)
 
 
+#: A setting this torch cannot read (an older torch without the getter): never compared.
+_UNREADABLE = object()
+
+
+def _read(setting: _Setting, torch: Any) -> Any:
+    try:
+        return setting.read(torch)
+    except Exception:  # noqa: BLE001 - a snapshot never fails a test
+        return _UNREADABLE
+
+
 def take() -> Snapshot:
     """The process-wide state now (torch must be imported)."""
     import torch
 
     return Snapshot(
-        settings=tuple(setting.read(torch) for setting in SETTINGS),
+        settings=tuple(_read(setting, torch) for setting in SETTINGS),
         environ=_environ_copy(),
         cwd=_cwd(),
         groups=_groups(),
@@ -161,8 +172,8 @@ def restore(before: Snapshot) -> tuple[str, ...]:
 
     changes = []
     for setting, old in zip(SETTINGS, before.settings):
-        new = setting.read(torch)
-        if new is old or new == old:
+        new = _read(setting, torch)
+        if new is old or new == old or _UNREADABLE in (old, new):
             continue
         line = f"{setting.name} {setting.show(new)} (was {setting.show(old)})"
         try:
@@ -172,7 +183,10 @@ def restore(before: Snapshot) -> tuple[str, ...]:
         changes.append(line)
     environ = _environ_copy()
     if environ != before.environ:
-        changes.append(_restore_environ(before.environ, environ))
+        try:
+            changes.append(_restore_environ(before.environ, environ))
+        except Exception as exc:  # noqa: BLE001 - e.g. a name putenv refuses
+            changes.append(f"os.environ changed; not restored: {exc!r}")
     cwd = _cwd()
     if cwd != before.cwd and before.cwd is not None:
         line = f"cwd {cwd or '(removed)'} (was {before.cwd})"
