@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from . import pool_registry
+from . import pool_registry, rank_state
 from .case_base import TestCaseBase, check_enabled
 from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unmet, requirements_of
 from .outcome import Outcome, Verdict
@@ -218,6 +218,7 @@ class MultiProcContinuousTest(TestCaseBase):
         outcome = pool.run_test(
             class_ref(type(self)), self._testMethodName, self.id(), plan.test_timeout_s
         )
+        rank_state.report(self, outcome.restored)
         raise_for(outcome, self.failureException)
 
     def _run_inline(self, body: Any) -> None:
@@ -226,6 +227,7 @@ class MultiProcContinuousTest(TestCaseBase):
 
         plan = self._test_plan(body)
         outcome = inline.run_test(type(self), self._testMethodName, self.id(), plan)
+        rank_state.report(self, outcome.restored)
         raise_for(outcome, self.failureException)
 
 

@@ -5,7 +5,9 @@ world either way: ``self.rank``, ``self.world_size``, ``self.pg`` (the default
 group, or a gloo class's options group: :mod:`distlint.runtime.class_pg`),
 ``setUp``/``tearDown`` around every test, ``setUpClass`` once per class on each rank
 before its first test, ``tearDownClass`` when the dispatcher's
-class ends, and the same RNG seed on every rank.
+class ends, the same RNG seed on every rank, and the process-wide state the rank had before
+the test (:mod:`distlint.runtime.rank_state`): what a test changed is put back after it and
+named in its result.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import traceback
 import unittest
 from typing import Any, cast
 
+from . import rank_state
 from .protocol import Status
 from .skips import REGISTRY
 
@@ -164,12 +167,19 @@ class RankSession:
 
         return dist.is_initialized() and dist.group.WORLD is self.world
 
-    def run_test(self, cls: type, method_name: str) -> tuple[Status, str]:
+    def run_test(self, cls: type, method_name: str) -> tuple[Status, str, tuple[str, ...]]:
+        """How the test ended here, its detail, and what process-wide state it changed
+        (restored now: :mod:`distlint.runtime.rank_state`)."""
         if self.run_class_fixtures:
             setup_error = self.enter_class(cls)
             if setup_error is not None:
-                return setup_error
+                return (*setup_error, ())
         self.bind_class(cls)
+        before = rank_state.take()
+        status, detail = self._run_one(cls, method_name)
+        return status, detail, rank_state.restore(before)
+
+    def _run_one(self, cls: type, method_name: str) -> tuple[Status, str]:
         test = cls(method_name)
         test.rank = self.rank
         seed_everything()

@@ -238,6 +238,7 @@ def _encode(result: RankResult, stopped: bool = False) -> dict[str, Any]:
         "status": result.status.value,
         "detail": result.detail,
         "pg_intact": result.pg_intact,
+        "restored": list(result.restored),
     }
 
 
@@ -249,6 +250,7 @@ def _decode(data: dict[str, Any]) -> tuple[RankResult, bool]:
         status=Status(data["status"]),
         detail=data["detail"],
         pg_intact=data["pg_intact"],
+        restored=tuple(data.get("restored", ())),
     )
     return result, bool(data.get("stopped"))
 
@@ -283,7 +285,7 @@ def run_test(cls: type, method: str, test_id: str, plan: ClassPlan) -> Outcome:
     faulthandler.dump_traceback_later(plan.test_timeout_s + WATCHDOG_MARGIN_S, exit=True)
     watching, watcher = state.watch_peers(state.seq)
     try:
-        status, detail = session.run_test(cls, method)
+        status, detail, restored = session.run_test(cls, method)
     finally:
         watching.set()
         faulthandler.cancel_dump_traceback_later()
@@ -295,6 +297,7 @@ def run_test(cls: type, method: str, test_id: str, plan: ClassPlan) -> Outcome:
         status=status,
         detail=detail,
         pg_intact=session.pg_intact(),
+        restored=restored,
     )
     stopped = False
     if status is not Status.PASSED or not local.pg_intact:

@@ -30,12 +30,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from _typeshed import OptExcInfo as ExcInfo
 
+from .rank_state import RESTORED_ATTR
+
 #: Where run_tests() writes the report when neither its argument nor --junit-xml says.
 JUNIT_XML_ENV = "DISTLINT_JUNIT_XML"
 #: The command-line option run_tests() takes out of argv before unittest parses it.
 JUNIT_XML_OPTION = "--junit-xml"
 #: In a path, stands for the rank: under torchrun every rank then writes its own report.
 RANK_PLACEHOLDER = "{rank}"
+#: Testcase property naming the process-wide state a test changed on its ranks (restored).
+RESTORED_STATE_PROPERTY = "distlint.restored_state"
 
 PASSED, FAILURE, ERROR, SKIPPED = "passed", "failure", "error", "skipped"
 
@@ -54,6 +58,8 @@ class CaseRecord:
     detail: str = ""  # traceback or reason, in full
     kind: str = ""  # the exception type's name, for <failure type=...>
     seconds: float = 0.0
+    #: <properties> of the testcase: (name, value), e.g. the state a test changed on its ranks.
+    properties: list = dataclasses.field(default_factory=list)
 
 
 def identify(test: unittest.TestCase) -> tuple[str, str]:
@@ -104,6 +110,9 @@ class RecordingTextResult(unittest.TextTestResult):
         started = self._started.pop(test.id(), None)
         if started is not None:
             self._case(test).seconds = time.perf_counter() - started
+        restored = getattr(test, RESTORED_ATTR, ())
+        if restored:
+            self._case(test).properties.append((RESTORED_STATE_PROPERTY, "; ".join(restored)))
 
     def addSuccess(self, test: unittest.TestCase) -> None:  # noqa: N802
         super().addSuccess(test)
@@ -204,6 +213,10 @@ def render(cases: Iterable[CaseRecord], suite_name: str, seconds: float) -> byte
             name=_text(case.name),
             time=f"{case.seconds:.3f}",
         )
+        if case.properties:
+            properties = ET.SubElement(element, "properties")
+            for name, value in case.properties:
+                ET.SubElement(properties, "property", name=_text(name), value=_text(value))
         if case.outcome != PASSED:
             child = ET.SubElement(element, case.outcome, message=_text(case.message))
             if case.kind:

@@ -16,6 +16,9 @@ Rules, in order:
 
 The pool may serve the next test only when every rank reported and the PG is
 intact on all of them; after anything else it is replaced.
+
+Whatever the verdict, the outcome also says what process-wide state the test changed and
+the ranks put back (``Outcome.restored``): it never changes the verdict.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ class Outcome:
     verdict: Verdict
     message: str
     pool_reusable: bool
+    #: What the test changed and the ranks restored, one line per change, with its ranks.
+    restored: tuple[str, ...] = ()
 
 
 def _ranks(ranks: Iterable[int]) -> str:
@@ -69,7 +74,22 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line if line else line for line in text.rstrip().splitlines())
 
 
+def restored_state(results: Mapping[int, RankResult]) -> tuple[str, ...]:
+    """The ranks' restored-state lines, each once, with the ranks that reported it."""
+    ranks_of: dict[str, list[int]] = {}
+    for rank, result in sorted(results.items()):
+        for line in result.restored:
+            ranks_of.setdefault(line, []).append(rank)
+    return tuple(f"{line} on {_ranks(ranks)}" for line, ranks in ranks_of.items())
+
+
 def decide_outcome(obs: Observation) -> Outcome:
+    outcome = _decide(obs)
+    restored = restored_state(obs.results)
+    return dataclasses.replace(outcome, restored=restored) if restored else outcome
+
+
+def _decide(obs: Observation) -> Outcome:
     results = obs.results
     failed = {r: res for r, res in results.items() if res.status in (Status.FAILED, Status.ERRORED)}
     skipped = {r: res.detail for r, res in results.items() if res.status is Status.SKIPPED}

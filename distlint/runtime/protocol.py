@@ -99,6 +99,9 @@ class RankResult:
     detail: str = ""  # traceback or skip message
     pg_intact: bool = True  # the default PG is still the pool's shared one
     duration_s: float = 0.0
+    # Process-wide state the test changed on this rank, put back before the next test
+    # (rank_state.restore's lines: "default dtype torch.float64 (was torch.float32)").
+    restored: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -171,12 +171,13 @@ def _run_test(session: RankSession, message: RunTest) -> RankResult:
     import time
 
     start = time.perf_counter()
+    restored: tuple = ()
     try:
         cls = load_class(message.cls)
     except BaseException as exc:  # noqa: BLE001
         status, detail = Status.ERRORED, format_exception(exc)
     else:
-        status, detail = session.run_test(cls, message.method)
+        status, detail, restored = session.run_test(cls, message.method)
     return RankResult(
         seq=message.seq,
         test_id=message.test_id,
@@ -185,6 +186,7 @@ def _run_test(session: RankSession, message: RunTest) -> RankResult:
         detail=detail,
         pg_intact=session.pg_intact(),
         duration_s=time.perf_counter() - start,
+        restored=restored,
     )
 
 
