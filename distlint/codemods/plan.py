@@ -43,8 +43,11 @@ from distlint.analysis.model import (
 )
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
+from distlint.analysis.pg.execution import ClassTable
+from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
 from distlint.codemods import members as m
 from distlint.codemods.bases import BASES
+from distlint.codemods.existing import find_existing, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
 from distlint.codemods.placement import Placer
@@ -95,6 +98,7 @@ class Planner:
     def plan(self) -> MigrationPlan:
         self._collect()
         self._check_bases()
+        self._find_existing()
         self._check_bodies()
         self._check_module_references()
         self._decide_tests()
@@ -183,6 +187,33 @@ class Planner:
             reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
+
+    def _find_existing(self) -> None:
+        """Migrating again: the continuous classes (and mixin) of each class already in the module.
+        Whether the default-named one can take the tests is a class reason of the analysis (so
+        DL201/DL202 agree); for another ``--class-suffix`` the plan asks the analysis here."""
+        classes = module_classes(self.module)
+        models = {c.name: c.model for c in self.analysis.classes}
+        table = ClassTable.build(self.module)
+        for cls in self.order:
+            for name in classes:
+                if not (name.startswith(cls.name) and name.endswith(self.suffix)):
+                    continue
+                if name in self.classes or models.get(name) is not ExecutionModel.CONTINUOUS:
+                    continue
+                problem = (
+                    existing_problem(cls.analysis, name, table, self.names, models, self.suffix)
+                    if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name
+                    else None
+                )
+                found = find_existing(name, classes) if problem is None else None
+                if found is not None:
+                    cls.existing[name] = found
+                elif problem is not None:  # said only if a moved test needs that class
+                    cls.existing_problems[name] = problem
+            cls.mixin_exists = cls.mixin_name in classes and any(
+                dotted_name(b.value) == cls.mixin_name for b in cls.node.bases
+            )
 
     # -- 3. bodies ------------------------------------------------------------------------------
     def _check_bodies(self) -> None:
