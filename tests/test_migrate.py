@@ -1364,3 +1364,60 @@ def test_an_existing_class_that_cannot_take_the_tests_says_why_in_check_and_migr
     findings = lint_source(refusals.read_bytes(), _relative(refusals), Config(select=("DL202",)))
     [barrier] = [f for f in findings.findings if f.message.startswith("`BarrierTest`")]
     assert "none can move" in barrier.message and "distlint migrate" not in barrier.message
+
+
+@pytest.mark.parametrize(
+    "existing, why",
+    [
+        (
+            "class TContinuous(unittest.TestCase):\n    pass\n",
+            "`TContinuous` exists and is not a continuous class",
+        ),
+        (
+            "class TContinuous(MultiProcContinuousTest):\n    world_size = 2\n\n"
+            "    @classmethod\n    def backend_str(cls):\n        return 'nccl'\n",
+            '`TContinuous` runs backend "nccl", the tests of T "gloo"',
+        ),
+        (
+            "class TContinuous(Helper, MultiProcContinuousTest):\n    pass\n",
+            "`TContinuous` derives from `Helper`, which T does not",
+        ),
+    ],
+)
+def test_an_existing_class_that_cannot_take_the_tests_keeps_them(existing: str, why: str) -> None:
+    base = SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+    source = (
+        textwrap.dedent(PER_TEST_HEADER)
+        + "import unittest\nfrom torch.testing._internal.common_distributed import MultiProcContinuousTest\n\n\n"
+        + "class Helper:\n    pass\n\n"
+        + base
+        + "\n\n"
+        + existing
+    )
+    result = migrate_source(source.encode(), "test_inline.py")
+    assert result.error is None and not result.changed, result.diff()
+    [left] = result.report.classes[0].left
+    assert (left.code, why in left.text) == ("existing-continuous", True), left.text
+    [finding] = lint_source(source.encode(), "test_inline.py", Config(select=("DL201",))).findings
+    assert "keep it per-test" in finding.message and why in finding.message
+    # With another --class-suffix the name is free: the tests move to a new class.
+    other = migrate_source(
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+    )
+    assert other.report.classes[0].moved == ["test_all_reduce"]
+
+
+def test_another_class_suffix_asks_the_same_question() -> None:
+    source = (
+        textwrap.dedent(PER_TEST_HEADER)
+        + "from torch.testing._internal.common_distributed import MultiProcContinuousTest\n\n"
+        + SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+        + "\n\nclass TShared(MultiProcContinuousTest):\n    world_size = 4\n\n"
+        + "    @classmethod\n    def backend_str(cls):\n        return 'gloo'\n"
+    )
+    result = migrate_source(
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+    )
+    assert not result.changed
+    [left] = result.report.classes[0].left
+    assert left.code == "name-taken" and "`TShared` runs at world size 4" in left.text

@@ -36,6 +36,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.analysis.model import (
     CreationKind,
     ExecutionModel,
+    Ineligibility,
     ModuleAnalysis,
     PGCreation,
     Reason,
@@ -184,9 +185,20 @@ class Planner:
                     cls.kept_bases.append(
                         base
                     )  # from another module: the analysis read what it brings
-            reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
+            reasons = [
+                i
+                for i in self._applicable(cls.analysis.ineligible)
+                if i.reason is not Reason.BASE_CLASS
+            ]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
+
+    def _applicable(self, reasons: list[Ineligibility]) -> list[Ineligibility]:
+        """The analysis' reasons that hold for this run: its existing-class reason is about the
+        default class names; another ``--class-suffix`` asks the question for its own names."""
+        if self.suffix == DEFAULT_SUFFIX:
+            return reasons
+        return [i for i in reasons if i.reason is not Reason.EXISTING_CONTINUOUS]
 
     def _find_existing(self) -> None:
         """Migrating again: the continuous classes (and mixin) of each class already in the module.
@@ -277,12 +289,19 @@ class Planner:
             name = local_tensor_name(cls.continuous_name)
             if cls.base.local_tensor_base is None:
                 problem = f"{factory.source} is not a DTensor test class; migrate its local tensor twin by hand"
-            elif name in self.top_level_names:
+            elif name in self.top_level_names and not self._twin_exists(cls.continuous_name):
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
             cls.refuse(
                 Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
             )
+
+    def _twin_exists(self, continuous: str) -> bool:
+        """Migrating again: the module has the continuous class's local tensor twin already."""
+        return any(
+            f is not None and f.kind == LOCAL_TENSOR and f.source == continuous
+            for f in map(factory_call, self.module.body)
+        )
 
     def _refuse_reference(self, node: cst.Name, where: str) -> None:
         cls = self.classes[node.value]
@@ -321,11 +340,9 @@ class Planner:
                 cls.decisions[test.name] = decision
                 if not test.creates_pg:
                     decision.leave(Why.NO_PG.code, self._no_pg_text(cls, test))
-                elif test.ineligible:
-                    first = test.ineligible[0]
-                    decision.leave(
-                        first.reason.code, "; ".join(i.describe() for i in test.ineligible)
-                    )
+                elif self._applicable(test.ineligible):
+                    reasons = self._applicable(test.ineligible)
+                    decision.leave(reasons[0].reason.code, "; ".join(i.describe() for i in reasons))
                 else:
                     decision.moved = True
                     if test_variant(test) and cls.parent is not None:

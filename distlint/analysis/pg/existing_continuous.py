@@ -65,8 +65,10 @@ def existing_problem(
             continue
         return f"`{existing_name}` derives from `{written}`, which {cls.name} does not"
     theirs = _backend(existing, table, names)
-    if theirs is not None and cls.backend is not None and theirs != cls.backend:
-        return f'`{existing_name}` runs backend "{theirs}", the tests of {cls.name} "{cls.backend}"'
+    if cls.backend is not None and theirs != cls.backend:
+        # No backend_str(): the first run found no backend literal, the base's default it is.
+        runs = f'backend "{theirs}"' if theirs is not None else "its base's default backend"
+        return f'`{existing_name}` runs {runs}, the tests of {cls.name} "{cls.backend}"'
     mine = integer_literal(world_size_fact(table, names, cls.node).value)
     other = integer_literal(world_size_fact(table, names, existing).value)
     if mine is not None and other is not None and mine != other:
