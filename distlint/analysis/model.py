@@ -216,8 +216,8 @@ class Reason(CodedEnum):
     EXISTING_CONTINUOUS = ReasonText(
         "existing-continuous",
         "a class already has the name of its continuous class and cannot take its tests",
-        one="is in a class whose continuous class exists and cannot take it",
-        many="are in a class whose continuous class exists and cannot take them",
+        one="is in a class whose continuous class exists and cannot take more tests",
+        many="are in a class whose continuous class exists and cannot take more tests",
         short="existing continuous class cannot take it",
     )
     BASE_CLASS = ReasonText(
