@@ -90,7 +90,11 @@ def test_second_run_changes_nothing(case: Path, runtime: str) -> None:
     assert second.report.moved_count == 0
 
 
-@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+#: Fixtures that are not already on distlint's runtime (a file migrated once with it is not).
+NOT_ON_DISTLINT = [c for c in CHANGED if b"from distlint" not in c.read_bytes()]
+
+
+@pytest.mark.parametrize("case", NOT_ON_DISTLINT, ids=lambda p: p.name)
 def test_torch_runtime_imports_torchs_continuous_class(case: Path) -> None:
     text = _migrate(case, "torch").migrated.decode()
     module = cst.parse_module(text)
@@ -239,7 +243,7 @@ def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
     codes = {entry.test: entry.code for cls in result.report.classes for entry in cls.left}
     assert codes == {
         "test_all_reduce": "class-body",
-        "test_barrier": "name-taken",
+        "test_barrier": "existing-continuous",
         "test_broadcast": "class-options",
         "test_init_and_destroy": "rewrite",
         "test_rank_in_range": "no-pg",
@@ -452,7 +456,10 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
             mapped = Counter(
                 f"{mapping.get(c, c)}.{t}" for c, t in (i.rsplit(".", 1) for i in migrated)
             )
-            assert mapped == Counter(original), (case.name, runtime)
+            # Migrating again: the original has continuous classes already; named alike on both sides.
+            assert mapped == Counter(
+                f"{mapping.get(c, c)}.{t}" for c, t in (i.rsplit(".", 1) for i in original)
+            ), (case.name, runtime)
             assert any(i.split(".")[0] in mapping for i in migrated)  # tests really moved
 
 
@@ -1301,3 +1308,118 @@ def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -
         "common_comm.AbstractCommTest, from another module, which distlint does not analyse"
     )
     assert left["test_rank_is_set"].text == "creates no process group, nothing to share"
+
+
+# -- migrating again ------------------------------------------------------------------------
+
+AGAIN = FIXTURES / "test_gloo_migrate_again.py"
+NEW_TEST = """
+    @requires_gloo()
+    def test_reduce_later(self):
+        store = c10d.FileStore(self.file_name, self.world_size)
+        pg = self._create_pg(store, self.opts())
+        tensor = self._rank_tensor()
+        pg.allreduce([tensor]).wait()
+        self.assertEqual(tensor, torch.tensor([self._expected_sum()]))
+"""
+
+
+def test_migrating_after_adding_a_test_moves_just_that_test() -> None:
+    migrated = AGAIN.with_name(AGAIN.name + ".migrated").read_text()
+    anchor = "    @requires_gloo()\n    def test_shutdown_after_allreduce(self):"
+    assert anchor in migrated
+    source = migrated.replace(anchor, NEW_TEST.lstrip("\n") + "\n" + anchor, 1).encode()
+    result = migrate_source(source, "test_again.py")
+    assert result.error is None and result.changed
+    [entry] = [c for c in result.report.classes if c.moved]
+    assert entry.name == "ProcessGroupGlooTest" and entry.moved == ["test_reduce_later"]
+    assert entry.existing == ["ProcessGroupGlooTestContinuous"]
+    assert "-> into the existing ProcessGroupGlooTestContinuous" in result.report.text()
+    changed = [line for line in result.diff().splitlines() if line[:1] in "+-"]
+    # Only the test moves: out of the per-test class, into the end of the existing class.
+    assert sum(1 for line in changed if line.startswith("+    def ")) == 1, result.diff()
+    assert "class " not in "".join(changed[2:]), result.diff()
+    assert not migrate_source(result.migrated, "test_again.py").changed
+
+
+def test_dl202_counts_what_migrating_again_moves() -> None:
+    """DL202's "N can move" per class is what migrate moves from it (also into existing classes)."""
+    findings = lint_source(AGAIN.read_bytes(), _relative(AGAIN), Config(select=("DL202",))).findings
+    counts = {}
+    for finding in findings:
+        name = re.match(r"`(\w+)`", finding.message).group(1)
+        movable = re.search(r"(?:all )?(\d+) can move", finding.message)
+        counts[name] = int(movable.group(1)) if movable else 0
+    moved = {c.name: len(c.moved) for c in _migrate(AGAIN).report.classes}
+    assert counts == moved and sum(moved.values()) == 5
+
+
+def test_an_existing_class_that_cannot_take_the_tests_says_why_in_check_and_migrate() -> None:
+    refusals = FIXTURES / "test_refusals.py"
+    [left] = [c for c in _migrate(refusals).report.classes if c.name == "BarrierTest"][0].left
+    assert left.code == "existing-continuous"
+    assert (
+        "`BarrierTestContinuous` runs at world size 4, the tests of BarrierTest at 2" in left.text
+    )
+    findings = lint_source(refusals.read_bytes(), _relative(refusals), Config(select=("DL202",)))
+    [barrier] = [f for f in findings.findings if f.message.startswith("`BarrierTest`")]
+    assert "none can move" in barrier.message and "distlint migrate" not in barrier.message
+
+
+@pytest.mark.parametrize(
+    "existing, why",
+    [
+        (
+            "class TContinuous(unittest.TestCase):\n    pass\n",
+            "`TContinuous` exists and is not a continuous class",
+        ),
+        (
+            (
+                "class TContinuous(MultiProcContinuousTest):\n    world_size = 2\n\n"
+                "    @classmethod\n    def backend_str(cls):\n        return 'nccl'\n"
+            ),
+            '`TContinuous` runs backend "nccl", the tests of T "gloo"',
+        ),
+        (
+            "class TContinuous(Helper, MultiProcContinuousTest):\n    pass\n",
+            "`TContinuous` derives from `Helper`, which T does not",
+        ),
+    ],
+)
+def test_an_existing_class_that_cannot_take_the_tests_keeps_them(existing: str, why: str) -> None:
+    base = SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+    source = (
+        textwrap.dedent(PER_TEST_HEADER)
+        + "import unittest\nfrom torch.testing._internal.common_distributed import MultiProcContinuousTest\n\n\n"
+        + "class Helper:\n    pass\n\n"
+        + base
+        + "\n\n"
+        + existing
+    )
+    result = migrate_source(source.encode(), "test_inline.py")
+    assert result.error is None and not result.changed, result.diff()
+    [left] = result.report.classes[0].left
+    assert (left.code, why in left.text) == ("existing-continuous", True), left.text
+    [finding] = lint_source(source.encode(), "test_inline.py", Config(select=("DL201",))).findings
+    assert "keep it per-test" in finding.message and why in finding.message
+    # With another --class-suffix the name is free: the tests move to a new class.
+    other = migrate_source(
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+    )
+    assert other.report.classes[0].moved == ["test_all_reduce"]
+
+
+def test_another_class_suffix_asks_the_same_question() -> None:
+    source = (
+        textwrap.dedent(PER_TEST_HEADER)
+        + "from torch.testing._internal.common_distributed import MultiProcContinuousTest\n\n"
+        + SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+        + "\n\nclass TShared(MultiProcContinuousTest):\n    world_size = 4\n\n"
+        + "    @classmethod\n    def backend_str(cls):\n        return 'gloo'\n"
+    )
+    result = migrate_source(
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+    )
+    assert not result.changed
+    [left] = result.report.classes[0].left
+    assert left.code == "name-taken" and "`TShared` runs at world size 4" in left.text

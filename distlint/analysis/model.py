@@ -214,6 +214,13 @@ class Reason(CodedEnum):
         many="are in a class whose PG timeout reads self",
         short="class PG timeout reads self",
     )
+    EXISTING_CONTINUOUS = ReasonText(
+        "existing-continuous",
+        "a class already has the name of its continuous class and cannot take its tests",
+        one="is in a class whose continuous class exists and cannot take more tests",
+        many="are in a class whose continuous class exists and cannot take more tests",
+        short="existing continuous class cannot take it",
+    )
     BASE_CLASS = ReasonText(
         "base-class",
         "its same-file base class cannot share a PG",

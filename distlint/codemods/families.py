@@ -18,6 +18,7 @@ from distlint.analysis.pg.eligibility import OptionsVariant, options_variant
 from distlint.codemods import members as m
 from distlint.codemods.bases import base_named
 from distlint.codemods.bases.spec import PerTestBase
+from distlint.codemods.existing import ExistingClass
 from distlint.codemods.factories import FactoryCall
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import FunctionEdits
@@ -96,6 +97,13 @@ class FamilyClass:
         default_factory=dict
     )  # id(unit.statement) -> where it goes
     notes: list[str] = field(default_factory=list)
+    #: Migrating again: the continuous classes of this class already in the module, by name
+    #: (``X<Suffix>``, options-variant classes), which moved tests join instead of new ones.
+    existing: dict[str, ExistingClass] = field(default_factory=dict)
+    #: Classes with those names that cannot take the tests: name -> why.
+    existing_problems: dict[str, str] = field(default_factory=dict)
+    #: ``X<Mixin>`` is already in the module and ``X`` derives from it: shared members join it.
+    mixin_exists: bool = False
 
     @property
     def base(self) -> PerTestBase:
@@ -136,6 +144,14 @@ class FamilyClass:
                 if variant and variant not in found:
                     found.append(variant)
         return found
+
+    def existing_for(self, variant: OptionsVariant = ()) -> ExistingClass | None:
+        """The continuous class already in the module that the tests of ``variant`` join, if any."""
+        return self.existing.get(self.variant_name(variant))
+
+    def new_classes_needed(self) -> bool:
+        """Whether some moved test needs a continuous class that is not in the module yet."""
+        return any(self.existing_for(v) is None for v in [(), *self.variants()])
 
     def moved_tests_of(self, variant: OptionsVariant) -> list[Decision]:
         return [d for d in self.moved_tests() if test_variant(d.test) == variant]

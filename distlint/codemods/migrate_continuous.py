@@ -29,10 +29,12 @@ from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.analysis.pg.eligibility import OptionsVariant
+from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target, class_statements
-from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, twin
+from distlint.codemods.existing import ExistingClass, extended, module_classes
+from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
@@ -57,7 +59,6 @@ RUNTIME_MODULES: dict[str, str] = {
     "distlint": DISTLINT_RUNTIME,
     "torch": TORCH_DISTRIBUTED_TESTING,
 }
-DEFAULT_SUFFIX = "Continuous"
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,14 @@ class _Emitter:
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.
         self.needed: dict[Target, str] = {}
         self.by_node = {id(c.node): c for c in plan.classes}
+        #: Migrating again: what existing classes get, by ``id()`` of the class: statements to
+        #: append and bases to put first (a mixin created now).
+        self.additions: dict[int, tuple[list[cst.BaseStatement], list[str]]] = {}
+        self.module_classes = module_classes(plan.module)
+        #: ``(kind, class)`` of the factory calls already in the module (twins of a first run).
+        self.factories = {
+            (f.kind, f.source) for f in (factory_call(s) for s in plan.module.body) if f is not None
+        }
 
     # -- names ------------------------------------------------------------------------------
     def _use(self, target: Target) -> str:
@@ -231,15 +240,19 @@ class _Emitter:
         instantiated = {
             id(f.statement): f for factories in self.plan.instantiations.values() for f in factories
         }
+        # Classes first: they say what the continuous classes already in the module get.
+        emitted = {id(cls.node): self._emit_class(cls) for cls in self.plan.classes}
         for statement in self.plan.module.body:
-            cls = self.by_node.get(id(statement))
-            if cls is not None:
-                body.extend(self._emit_class(cls))
+            if id(statement) in emitted:
+                body.extend(emitted[id(statement)])
                 continue
             factory = instantiated.get(id(statement))
             if factory is not None:
                 body.extend(self._emit_factory(factory, self._family(factory.source)))
                 continue
+            added = self.additions.get(id(statement))
+            if added is not None and isinstance(statement, cst.ClassDef):
+                statement = extended(statement, *added)
             body.append(statement)
         module = self.plan.module.with_changes(body=body)
         switch_runner = self.uses_base
@@ -279,6 +292,8 @@ class _Emitter:
                 if self._tests_mixin(cls)
                 else cls.variant_name(variant)
             )
+            if (factory.kind, target) in self.factories:
+                continue  # migrating again: the twin is there
             copies.append(
                 twin(factory, target, local_base, keep_leading=cls.removed and not copies)
             )
@@ -289,7 +304,10 @@ class _Emitter:
         if not (cls.has_continuous or mixin_units or cls.removed):
             return [cls.node]
         out: list[cst.BaseStatement] = []
-        if mixin_units:
+        if mixin_units and cls.mixin_exists:  # migrating again: the members join it
+            mixin = self.module_classes[cls.mixin_name]
+            self._add(mixin, [self._unit_statement(cls, u) for u in mixin_units])
+        elif mixin_units:
             out.append(self._mixin(cls, mixin_units))
         if not cls.removed:
             out.append(self._remaining(cls, bool(mixin_units)))
@@ -362,7 +380,7 @@ class _Emitter:
             else node.body
         )
         bases = list(node.bases)
-        if has_mixin:
+        if has_mixin and not cls.mixin_exists:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
 
@@ -370,6 +388,10 @@ class _Emitter:
         self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
     ) -> list[cst.ClassDef]:
         """``X<Suffix>``, or with ``variant`` the class of the tests using those options."""
+        existing = cls.existing_for(variant)
+        if existing is not None:
+            self._join(cls, existing, has_mixin, variant)
+            return []
         statements: list[cst.BaseStatement] = []
         docstring = cls.body.docstring
         if cls.removed and docstring is not None and not variant:
@@ -440,9 +462,45 @@ class _Emitter:
         )
         return [tests.deep_clone(), concrete.deep_clone()]
 
+    def _add(
+        self, node: cst.ClassDef, statements: list[cst.BaseStatement], bases: Sequence[str] = ()
+    ) -> None:
+        added, first = self.additions.setdefault(id(node), ([], []))
+        added.extend(statements)
+        first.extend(b for b in bases if b not in first)
+
+    def _join(
+        self, cls: FamilyClass, existing: ExistingClass, has_mixin: bool, variant: OptionsVariant
+    ) -> None:
+        """Migrating again: the tests of ``variant`` (and the members only they use) join the
+        continuous class already in the module; its world size, backend, opts() are there."""
+        statements: list[cst.BaseStatement] = []
+        moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
+        units = [u for u in cls.body.units if u.kind == "attribute"] + [
+            u for u in cls.body.units if u.kind != "attribute"
+        ]
+        for unit in units:
+            key = id(unit.statement)
+            if unit.kind == "test" and key in moved_tests:
+                self._schedule_edit_removals(key)
+                statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
+            elif (
+                unit.kind in ("method", "class", "attribute")
+                and cls.placement.get(key) in (Placement.MOVE, Placement.COPY)
+                and not set(unit.names) & existing.provided
+            ):
+                statements.append(self._unit_statement(cls, unit))
+        mixin = [cls.mixin_name] if has_mixin and cls.mixin_name not in existing.bases else []
+        if statements or mixin:
+            self._add(existing.target, statements, mixin)
+
     def _tests_mixin(self, cls: FamilyClass) -> bool:
         """Whether ``cls``'s continuous tests go to a mixin: with torch's class, when a subclass's
         continuous class derives from it."""
+        if any(e.target.name.value == e.name for e in cls.existing.values()):
+            return (
+                False  # migrating again: the shape the module has (classes without a tests mixin)
+            )
         return self.options.runtime == "torch" and any(
             child.has_continuous for child in cls.children
         )

@@ -101,7 +101,11 @@ class Placer:
         return names
 
     def _closure(
-        self, cls: FamilyClass, roots: Iterable[str], seed_units: Iterable[m.Unit] = ()
+        self,
+        cls: FamilyClass,
+        roots: Iterable[str],
+        seed_units: Iterable[m.Unit] = (),
+        provided: frozenset[str] = frozenset(),
     ) -> set[int]:
         """Units of ``cls``'s same-file MRO reached from ``roots`` names and ``seed_units``."""
         mro = cls.mro()
@@ -115,7 +119,7 @@ class Placer:
         pending = list(roots)
         for unit in seed_units:
             pending.extend(self._uses(unit))
-        seen: set[str] = set()
+        seen: set[str] = set(provided)
         while pending:
             name = pending.pop()
             if name in seen:
@@ -145,7 +149,12 @@ class Placer:
                     roots |= m.member_uses(
                         [self.rewritten.get(id(decision.test.node), decision.test.node)]
                     )
-            demand |= self._closure(cls, roots)
+            provided: frozenset[str] = frozenset()
+            if not cls.new_classes_needed():
+                # Migrating again into existing classes only: what they define is there already.
+                homes = [cls.existing_for(v) for v in [(), *cls.variants()]]
+                provided = frozenset.intersection(*(h.provided for h in homes if h))
+            demand |= self._closure(cls, roots - provided, provided=provided)
         return demand
 
     def _remaining_demand(self, continuous_demand: set[int]) -> set[int]:
@@ -189,7 +198,12 @@ class Placer:
                         )
                         changed = True
         for cls in self.order:
-            if cls.refusal is None and cls.has_mixin and cls.mixin_name in self.top_level_names:
+            if (
+                cls.refusal is None
+                and cls.has_mixin
+                and not cls.mixin_exists
+                and cls.mixin_name in self.top_level_names
+            ):
                 problem = (Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {cls.mixin_name}")
                 for member in self._family_of(cls):
                     for decision in member.moved_tests():
@@ -227,8 +241,11 @@ class Placer:
     def _continuous_problem(self, cls: FamilyClass) -> tuple[str, str] | None:
         """Why ``cls`` cannot get a continuous counterpart in the current shape, or None."""
         for name in [cls.continuous_name, *map(cls.variant_name, cls.variants())]:
+            if name in cls.existing:
+                continue  # migrating again: the tests join it
             if name in self.top_level_names:
-                return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {name}"
+                why = cls.existing_problems.get(name, name)
+                return Why.NAME_TAKEN.code, f"{Why.NAME_TAKEN.text}: {why}"
         # The class's backend, options, timeout and opts() were checked by the analysis
         # (Reason.UNKNOWN_BACKEND, CLASS_OPTIONS, CLASS_TIMEOUT).
         root = cls.root

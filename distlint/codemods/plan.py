@@ -36,6 +36,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.analysis.model import (
     CreationKind,
     ExecutionModel,
+    Ineligibility,
     ModuleAnalysis,
     PGCreation,
     Reason,
@@ -43,8 +44,11 @@ from distlint.analysis.model import (
 )
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.class_eligibility import first_line
+from distlint.analysis.pg.execution import ClassTable
+from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
 from distlint.codemods import members as m
 from distlint.codemods.bases import BASES
+from distlint.codemods.existing import find_existing, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
 from distlint.codemods.placement import Placer
@@ -95,6 +99,7 @@ class Planner:
     def plan(self) -> MigrationPlan:
         self._collect()
         self._check_bases()
+        self._find_existing()
         self._check_bodies()
         self._check_module_references()
         self._decide_tests()
@@ -180,9 +185,47 @@ class Planner:
                     cls.kept_bases.append(
                         base
                     )  # from another module: the analysis read what it brings
-            reasons = [i for i in cls.analysis.ineligible if i.reason is not Reason.BASE_CLASS]
+            reasons = [
+                i
+                for i in self._applicable(cls.analysis.ineligible)
+                if i.reason is not Reason.BASE_CLASS
+            ]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
+
+    def _applicable(self, reasons: list[Ineligibility]) -> list[Ineligibility]:
+        """The analysis' reasons that hold for this run: its existing-class reason is about the
+        default class names; another ``--class-suffix`` asks the question for its own names."""
+        if self.suffix == DEFAULT_SUFFIX:
+            return reasons
+        return [i for i in reasons if i.reason is not Reason.EXISTING_CONTINUOUS]
+
+    def _find_existing(self) -> None:
+        """Migrating again: the continuous classes (and mixin) of each class already in the module.
+        Whether the default-named one can take the tests is a class reason of the analysis (so
+        DL201/DL202 agree); for another ``--class-suffix`` the plan asks the analysis here."""
+        classes = module_classes(self.module)
+        models = {c.name: c.model for c in self.analysis.classes}
+        table = ClassTable.build(self.module)
+        for cls in self.order:
+            for name in classes:
+                if not (name.startswith(cls.name) and name.endswith(self.suffix)):
+                    continue
+                if name in self.classes or models.get(name) is not ExecutionModel.CONTINUOUS:
+                    continue
+                problem = (
+                    existing_problem(cls.analysis, name, table, self.names, models, self.suffix)
+                    if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name
+                    else None
+                )
+                found = find_existing(name, classes) if problem is None else None
+                if found is not None:
+                    cls.existing[name] = found
+                elif problem is not None:  # said only if a moved test needs that class
+                    cls.existing_problems[name] = problem
+            cls.mixin_exists = cls.mixin_name in classes and any(
+                dotted_name(b.value) == cls.mixin_name for b in cls.node.bases
+            )
 
     # -- 3. bodies ------------------------------------------------------------------------------
     def _check_bodies(self) -> None:
@@ -246,12 +289,19 @@ class Planner:
             name = local_tensor_name(cls.continuous_name)
             if cls.base.local_tensor_base is None:
                 problem = f"{factory.source} is not a DTensor test class; migrate its local tensor twin by hand"
-            elif name in self.top_level_names:
+            elif name in self.top_level_names and not self._twin_exists(cls.continuous_name):
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
             cls.refuse(
                 Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
             )
+
+    def _twin_exists(self, continuous: str) -> bool:
+        """Migrating again: the module has the continuous class's local tensor twin already."""
+        return any(
+            f is not None and f.kind == LOCAL_TENSOR and f.source == continuous
+            for f in map(factory_call, self.module.body)
+        )
 
     def _refuse_reference(self, node: cst.Name, where: str) -> None:
         cls = self.classes[node.value]
@@ -290,11 +340,9 @@ class Planner:
                 cls.decisions[test.name] = decision
                 if not test.creates_pg:
                     decision.leave(Why.NO_PG.code, self._no_pg_text(cls, test))
-                elif test.ineligible:
-                    first = test.ineligible[0]
-                    decision.leave(
-                        first.reason.code, "; ".join(i.describe() for i in test.ineligible)
-                    )
+                elif self._applicable(test.ineligible):
+                    reasons = self._applicable(test.ineligible)
+                    decision.leave(reasons[0].reason.code, "; ".join(i.describe() for i in reasons))
                 else:
                     decision.moved = True
                     if test_variant(test) and cls.parent is not None:

@@ -21,8 +21,10 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
         if cls.has_continuous:
             entry.continuous = cls.continuous_name
             entry.variants = [cls.variant_name(v) for v in cls.variants()]
+            entry.existing = [n for n in entry.continuous_classes() if n in cls.existing]
         if cls.has_mixin:
             entry.mixin = cls.mixin_name
+            entry.mixin_existed = cls.mixin_exists
         entry.removed = cls.removed
         for decision in cls.decisions.values():
             if decision.moved:
@@ -56,7 +58,12 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
             )
         if cls.has_continuous:
             entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
-            if cls is cls.root and not cls.mro_defines("world_size") and cls.kept_bases:
+            if (
+                cls is cls.root
+                and not cls.mro_defines("world_size")
+                and cls.kept_bases
+                and cls.continuous_name not in cls.existing  # its world size is there already
+            ):
                 entry.notes.append(
                     "world_size is not defined in this file; the continuous class takes it "
                     "from "

@@ -80,8 +80,12 @@ class ClassReport:
     variants: list[str] = field(default_factory=list)
     #: Moved tests that went to one of ``variants`` rather than ``continuous``: test -> class.
     moved_to: dict[str, str] = field(default_factory=dict)
+    #: Migrating again: those of ``continuous`` and ``variants`` that were already in the module
+    #: (the moved tests joined them).
+    existing: list[str] = field(default_factory=list)
     #: The mixin holding members both classes need, when one was created.
     mixin: str | None = None
+    mixin_existed: bool = False
     #: The per-test class was removed (no tests left).
     removed: bool = False
     moved: list[str] = field(default_factory=list)
@@ -101,10 +105,15 @@ class ClassReport:
     def lines(self) -> list[str]:
         head = self.name
         if self.continuous:
-            head += f" -> {', '.join([self.continuous, *self.variants])}"
+            new = [n for n in self.continuous_classes() if n not in self.existing]
+            joined = [n for n in self.continuous_classes() if n in self.existing]
+            targets = [", ".join(new)] if new else []
+            if joined:
+                targets.append(f"into the existing {', '.join(joined)}")
+            head += f" -> {'; '.join(targets)}"
         extras = []
         if self.mixin:
-            extras.append(f"shared: {self.mixin}")
+            extras.append(f"shared: {'the existing ' if self.mixin_existed else ''}{self.mixin}")
         if self.removed:
             extras.append(f"{self.name} removed: no tests left")
         if extras:

@@ -5,9 +5,11 @@ A continuous class (``MultiProcContinuousTest``) starts its workers and its PG o
 parent before each test's ranks start as a per-test class does, and builds the PG from
 class-level facts (``backend_str()``, ``opts()``, ``timeout``). What a class does that this
 cannot reproduce makes all its PG tests ineligible; the reasons are
-:class:`~distlint.analysis.model.Reason` class members. DL201/DL202 report them and ``distlint migrate`` refuses the class with them,
-so ``check`` and ``migrate`` agree. (What only the rewrite cannot do, e.g. a class name
-already taken, stays in the codemod.)
+:class:`~distlint.analysis.model.Reason` class members. DL201/DL202 report them and
+``distlint migrate`` refuses the class with them, so ``check`` and ``migrate`` agree, also when
+migrating again: a continuous class already in the file that cannot take the class's tests
+(:mod:`~distlint.analysis.pg.existing_continuous`). (What only the rewrite cannot do, e.g. a
+mixin name already taken, stays in the codemod.)
 
 Same-file families: a class inherits its bases' reasons (``BASE_CLASS``: same setUp, same
 members), and a base's tests inherited by an ineligible subclass stay too (``SUBCLASS``).
@@ -47,6 +49,7 @@ from distlint.analysis.pg.execution import (
     class_function,
     external_base_names,
 )
+from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
 from distlint.analysis.walk import statement_nodes
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
@@ -109,10 +112,18 @@ def add_class_reasons(
         if not any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             own[name][:0] = _external_reasons(cls)
         own[name] += _override_reasons(cls, table, names)
+    models = {c.name: c.model for c in analysis.classes}
+    continuous = CONTINUOUS_BASES | config_names(config.continuous_bases)
     for name, cls in per_test.items():
         if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             continue  # backend/options/timeout are about the MultiProcessTestCase rewrite it cannot get
         own[name] += _fact_reasons(cls, table, names, per_test, parents[name])
+        if cls.pg_tests:  # migrating again: the continuous class a first run created
+            problem = existing_problem(
+                cls, name + DEFAULT_SUFFIX, table, names, models, continuous_bases=continuous
+            )
+            if problem is not None:
+                own[name].append(Ineligibility(Reason.EXISTING_CONTINUOUS, cls.node.name, problem))
 
     # Bases' reasons flow down (depth first over same-file bases; cycle safe).
     def collected(name: str, seen: frozenset[str] = frozenset()) -> list[Ineligibility]:

@@ -1,0 +1,91 @@
+"""Migrating again: whether a per-test class's continuous class, already in the file, can take more tests.
+
+After ``distlint migrate``, tests written later into a per-test class ``X`` move into the
+continuous class ``X<Suffix>`` the first run created (and its mixins). That is only right
+when the existing class builds the PG those tests used: a continuous class (or torch's
+tests-mixin pair), with the same backend and world size, deriving from nothing ``X`` and
+the shapes distlint creates do not. This module says why not, in one sentence, or ``None``;
+the analysis makes it a class-level reason (so DL201/DL202 say what ``migrate`` does), and
+the codemod asks again for a ``--class-suffix`` other than the default.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from distlint.analysis.model import ClassAnalysis, ExecutionModel
+from distlint.analysis.names import QualifiedNames, dotted_name
+from distlint.analysis.pg.execution import (
+    CONTINUOUS_BASES,
+    ClassTable,
+    external_base_names,
+    integer_literal,
+    world_size_fact,
+)
+
+#: The class-name suffix ``distlint migrate`` uses unless ``--class-suffix`` says otherwise.
+DEFAULT_SUFFIX = "Continuous"
+MIXIN_SUFFIX = "Mixin"
+
+
+def tests_mixin_names(continuous: str) -> tuple[str, ...]:
+    """Names of the class holding ``continuous``'s tests in torch's tests-mixin shape."""
+    name = f"{continuous}Tests"
+    return (f"_{name}", name)
+
+
+def existing_problem(
+    cls: ClassAnalysis,
+    existing_name: str,
+    table: ClassTable,
+    names: QualifiedNames,
+    models: dict[str, ExecutionModel],
+    suffix: str = DEFAULT_SUFFIX,
+    continuous_bases: frozenset[str] = CONTINUOUS_BASES,
+) -> str | None:
+    """Why the module's class ``existing_name`` cannot take ``cls``'s tests; None when it can
+    (or does not exist). ``models``: each module class's execution model, by name."""
+    existing = table.classes.get(existing_name)
+    if existing is None:
+        return None
+    if models.get(existing_name) is not ExecutionModel.CONTINUOUS:
+        return f"`{existing_name}` exists and is not a continuous class"
+    written_bases = [dotted_name(b.value) or "" for b in cls.node.bases]
+    allowed = {cls.name + MIXIN_SUFFIX, *tests_mixin_names(existing_name), *written_bases}
+    for base in existing.bases:
+        written = dotted_name(base.value) or ""
+        resolved = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
+        if written in allowed or resolved & continuous_bases:
+            continue
+        # A subclass's continuous classes derive from those of its base (or their tests mixin).
+        stem = written.lstrip("_").removesuffix("Tests")
+        if written in table.classes and any(
+            stem.startswith(b) and stem.endswith(suffix) for b in written_bases
+        ):
+            continue
+        return f"`{existing_name}` derives from `{written}`, which {cls.name} does not"
+    theirs = _backend(existing, table, names)
+    if cls.backend is not None and theirs != cls.backend:
+        # No backend_str(): the first run found no backend literal, the base's default it is.
+        runs = f'backend "{theirs}"' if theirs is not None else "its base's default backend"
+        return f'`{existing_name}` runs {runs}, the tests of {cls.name} "{cls.backend}"'
+    mine = integer_literal(world_size_fact(table, names, cls.node).value)
+    other = integer_literal(world_size_fact(table, names, existing).value)
+    if mine is not None and other is not None and mine != other:
+        return f"`{existing_name}` runs at world size {other}, the tests of {cls.name} at {mine}"
+    return None
+
+
+def _backend(existing: cst.ClassDef, table: ClassTable, names: QualifiedNames) -> str | None:
+    """The string literal ``backend_str()`` of ``existing`` (or a same-file base) returns."""
+    found = table.method(names, existing, "backend_str")
+    if found is None:
+        return None
+    body = found[1].body.body if isinstance(found[1].body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            small = statement.body[0]
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.SimpleString):
+                value = small.value.evaluated_value
+                return value if isinstance(value, str) else None
+    return None
