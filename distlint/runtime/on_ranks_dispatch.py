@@ -153,7 +153,7 @@ def _declaration(spec: OnRanksSpec) -> type:
     return declaration
 
 
-def test_id() -> str:
+def current_test_id() -> str:
     """pytest's node id of the test running now (``PYTEST_CURRENT_TEST`` less its phase)."""
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     return current.rsplit(" ", 1)[0] if current else "<on_ranks test>"
@@ -186,7 +186,7 @@ def _run_on_ranks(spec: OnRanksSpec, instance: Any, arguments: dict) -> None:
     from .worker_pool import PoolStartError
 
     assign_gpus_once()  # under pytest-xdist: this worker's share of the GPUs, before any pool
-    test = test_id()
+    test = current_test_id()
     plan = plan_for_class(_declaration(spec))
     if plan.skip is not None:
         pytest.skip(plan.skip.message)

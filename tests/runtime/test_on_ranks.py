@@ -7,7 +7,12 @@ log; the others check the decorator and the plugin in this process, without rank
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -16,8 +21,10 @@ from .support import (
     CASES,
     assert_run_left_nothing,
     outcomes_of,
+    processes_with_token,
     read_junit,
     run_python,
+    still_alive,
     subprocess_env,
 )
 
@@ -36,6 +43,7 @@ EXPECTED = {
     "ranks_suite.test_rank_1_dies": "failure",
     "ranks_suite.test_after_death": "passed",
     "ranks_suite.test_skips": "skipped",
+    "ranks_suite.test_sleeps_for_ctrl_c": "skipped",
     "TestMethods.test_method": "passed",
     "TestDecoratedClass.test_each_method_runs_on_the_ranks": "passed",
     "ranks_suite.test_rank_outside_on_ranks": "error",
@@ -102,6 +110,38 @@ def test_a_plain_pytest_file_of_on_ranks_tests_keeps_every_outcome_and_leaves_no
     assert proc_pid_not_a_rank(pids)
     # A hung pool is replaced: the next test runs on other processes.
     assert not set(pids["test_after_hang"].values()) & set(pids["test_hangs_on_rank_0"].values())
+    assert_run_left_nothing(env)
+
+
+def test_ctrl_c_while_on_ranks_tests_run_leaves_nothing_running(tmp_path):
+    marker = tmp_path / "marker"
+    env = subprocess_env(tmp_path, DISTLINT_CASE_MARKER=str(marker))
+    args = ["-m", "pytest", "ranks_suite.py", "-q", "-p", "no:cacheprovider"]
+    args += [f"--confcutdir={SUITE_DIR}", "-k", "test_sleeps_for_ctrl_c"]
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        env=env,
+        cwd=str(SUITE_DIR),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 300  # a hang guard (pytest, torch and the pool start first)
+    while not all(os.path.exists(f"{marker}.{rank}") for rank in (0, 1)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the sleeping test never started:\n{proc.communicate()[0]}")
+        time.sleep(0.05)
+    ranks = [int(open(f"{marker}.{rank}").read()) for rank in (0, 1)]
+    assert set(ranks) <= set(processes_with_token(env["DISTLINT_TEST_TOKEN"]))
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends pytest
+    try:
+        output = proc.communicate(timeout=60)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("pytest did not exit within 60 s of Ctrl-C")
+    assert proc.returncode != 0, output
+    assert still_alive(ranks) == [], output
     assert_run_left_nothing(env)
 
 

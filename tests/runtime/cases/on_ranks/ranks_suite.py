@@ -129,6 +129,17 @@ class TestDecoratedClass:
         assert t.item() == 1
 
 
+@on_ranks(2, backend="gloo")
+def test_sleeps_for_ctrl_c(rank):
+    # Run alone by the Ctrl-C test (-k): it signals pytest once both ranks are here.
+    marker = os.environ.get("DISTLINT_CASE_MARKER")
+    if not marker:
+        pytest.skip("run by the Ctrl-C test only")
+    with open(f"{marker}.{rank}", "w") as handle:
+        handle.write(str(os.getpid()))
+    time.sleep(120)
+
+
 def test_rank_outside_on_ranks(rank):
     pass  # never runs: asking for `rank` here is an error
 
