@@ -150,6 +150,32 @@ def proc_pid_not_a_rank(pids: dict[str, dict[int, int]]) -> bool:
     return all(len(set(ranks.values())) == len(ranks) for ranks in pids.values())
 
 
+def test_the_on_ranks_example_of_the_runtime_page_runs_under_plain_pytest(tmp_path):
+    from doc_pages import ROOT, blocks
+
+    (source,) = [
+        b.text
+        for b in blocks(ROOT / "docs" / "runtime.md")
+        if b.lang == "python" and "@on_ranks(2" in b.text
+    ]
+    (tmp_path / "test_on_ranks_example.py").write_text(source)
+    report = tmp_path / "report.xml"
+    env = subprocess_env(tmp_path)
+    proc = run_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_on_ranks_example.py"]
+        + [f"--junit-xml={report}"],
+        env,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert outcomes_of(read_junit(report)) == {
+        "test_on_ranks_example.test_all_reduce": "passed",
+        "test_on_ranks_example.test_sizes[1]": "passed",
+        "test_on_ranks_example.test_sizes[8]": "passed",
+    }, proc.stdout + proc.stderr
+    assert_run_left_nothing(env)
+
+
 # ---- the decorator and the plugin, in this process -------------------------------------
 
 
