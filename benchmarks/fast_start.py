@@ -105,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
-    for name in ("DISTLINT_START_METHOD", "DISTLINT_TEST_TIMEOUT", "DISTLINT_FAST_SPAWN"):
+    for name in (
+        "DISTLINT_START_METHOD",
+        "DISTLINT_TEST_TIMEOUT",
+        "DISTLINT_FAST_SPAWN",
+        "DISTLINT_FAST_START",
+    ):
         env.pop(name, None)
     load_before = os.getloadavg()[0]
 

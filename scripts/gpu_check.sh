@@ -7,7 +7,7 @@
 #   * NCCL world size 1 (NcclWorldSize1) and world size = GPU count (NcclCase) pass;
 #   * NCCL world size 2 (NcclWorldSize2) passes with >= 2 GPUs, and with one GPU is
 #     *skipped* with the registry's "Need at least 2 CUDA devices" (never passed, never failed).
-#   * fast start under pytest-xdist (`pytest -n 2 --distlint-fast-spawn`, per-test NCCL classes):
+#   * fast start under pytest-xdist (`pytest -n 2 --distlint-fast-start`, per-test NCCL classes):
 #     every test passes, and with >= 2 GPUs the two workers run on disjoint GPUs
 #     (CUDA_VISIBLE_DEVICES split per worker); with one GPU they share it.
 #   * the migrated DTensor and FSDP fixtures (scripts/migrated_fixtures_check.py) pass and skip the
@@ -57,7 +57,7 @@ echo "== fast start under pytest-xdist: tests/runtime/cases/gpu_split_case.py -n
 SPLIT_DIR="$(mktemp -d)"
 trap 'rm -f "$LOG"; rm -rf "$SPLIT_DIR"' EXIT
 DISTLINT_CASE_LOG="$SPLIT_DIR/case.log" timeout --kill-after=10 240 "$PYTHON" -m pytest \
-    tests/runtime/cases/gpu_split_case.py -n 2 --distlint-fast-spawn -q -p no:cacheprovider --noconftest \
+    tests/runtime/cases/gpu_split_case.py -n 2 --distlint-fast-start -q -p no:cacheprovider --noconftest \
     --junit-xml="$SPLIT_DIR/report.xml" 2>&1 | tail -15
 SPLIT_STATUS=${PIPESTATUS[0]}
 # Outcomes from the JUnit report, GPUs from the case log (structured, not the printed text).

@@ -106,6 +106,23 @@ class PerTestProcessGroup(LintRule):
                     self.assertLess(self.rank, self.world_size)
             """
         ),
+        # @on_ranks tests run on a pool's shared PG (distlint.runtime): nothing to move.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+            from distlint.runtime import on_ranks
+
+            @on_ranks(2, backend="gloo")
+            def test_allreduce(rank, world_size):
+                dist.all_reduce(torch.ones(1))
+
+            @on_ranks(2, backend="gloo")
+            class TestCollectives:
+                def test_barrier(self, rank):
+                    dist.barrier()
+            """
+        ),
     ]
     INVALID = [
         Invalid(

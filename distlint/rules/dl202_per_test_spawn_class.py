@@ -92,6 +92,23 @@ class PerTestSpawnClass(LintRule):
                     self.assertTrue(dist.is_available())
             """
         ),
+        # @on_ranks tests (distlint.runtime) already share one PG per pool.
+        Valid(
+            """
+            import torch
+            import torch.distributed as dist
+            from distlint.runtime import on_ranks
+
+            class TestCollectives:
+                @on_ranks(2, backend="gloo")
+                def test_allreduce(self, rank):
+                    dist.all_reduce(torch.ones(1))
+
+                @on_ranks(4, backend="gloo")
+                def test_barrier(self, rank):
+                    dist.barrier()
+            """
+        ),
     ]
     INVALID = [
         Invalid(

@@ -18,6 +18,8 @@ costs little more than importing torch itself).
     if __name__ == "__main__":
         run_tests()
 
+Plain pytest tests run on N ranks of a shared pool with ``@on_ranks`` (:mod:`on_ranks_dispatch`).
+
 ``MultiProcContinousTest`` (torch's old misspelling, which rule DL302 flags)
 still resolves to the same class, with a DeprecationWarning; it is not in
 ``__all__``.
@@ -38,6 +40,7 @@ _PUBLIC = {
     "MultiProcContinuousTest": "continuous",
     "RankFailure": "continuous",
     "run_tests": "launch",
+    "on_ranks": "on_ranks_dispatch",
     "TEST_SKIPS": "skips",
     "TestSkip": "skips",
     "SkipRegistry": "skips",

@@ -11,7 +11,7 @@ twice.
 
 Nothing happens (and nothing is imported) unless every condition holds: the
 import comes from ``__main__``'s module-level code; this is not a torchrun rank,
-a multiprocessing child or the fork server; ``DISTLINT_FAST_SPAWN`` and
+a multiprocessing child or the fork server; ``DISTLINT_FAST_START`` and
 ``DISTLINT_START_METHOD`` allow it; the fork server is safe here.
 """
 
@@ -22,12 +22,22 @@ import sys
 from types import FrameType
 
 #: Set to 0 (or false/no/off) to turn fast start off: per-test classes spawn, nothing starts early.
+FAST_START_ENV = "DISTLINT_FAST_START"
+#: The variable's former name, still read (either one set to 0 turns fast start off).
 FAST_SPAWN_ENV = "DISTLINT_FAST_SPAWN"
 _OFF = {"0", "false", "no", "off"}
 
 
+def fast_start_off_by() -> str | None:
+    """The variable that turns fast start off here (``DISTLINT_FAST_START=0``), or None."""
+    for name in (FAST_START_ENV, FAST_SPAWN_ENV):
+        if os.environ.get(name, "").strip().lower() in _OFF:
+            return name
+    return None
+
+
 def fast_spawn_disabled() -> bool:
-    return os.environ.get(FAST_SPAWN_ENV, "").strip().lower() in _OFF
+    return fast_start_off_by() is not None
 
 
 def _importer_frame() -> FrameType | None:

@@ -24,7 +24,7 @@ A forked rank ends as every process multiprocessing forks does, with
 ``os._exit``: exit handlers (``atexit``) do not run in it.
 
 A test falls back to spawn, with a one-line note per reason, when: fast start is
-off (``DISTLINT_FAST_SPAWN=0``: silently), the fork server is unsafe here (see
+off (``DISTLINT_FAST_START=0``: silently), the fork server is unsafe here (see
 :mod:`start_method`) or failed, or a variable torch reads only at import
 (``TORCH_LOGS``, ``TORCHDYNAMO_*``, ...) differs from what the server imported torch with.
 A torch whose ``MultiProcessTestCase`` lacks the methods replaced here is left
@@ -33,11 +33,13 @@ alone (spawn), with a note.  A rank of a test whose dispatcher dies exits too.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from multiprocessing import context as mp_context
 from multiprocessing import popen_forkserver  # Unix only, as the fork server is
 from typing import TYPE_CHECKING, Any, Callable
@@ -48,12 +50,16 @@ if TYPE_CHECKING:
 from . import early_start, forkserver, start_method
 
 COMMON_DISTRIBUTED = "torch.testing._internal.common_distributed"
+#: A file that imports this (or a module of it) opted in to fast start under pytest.
+RUNTIME = "distlint.runtime"
 #: What torch's own test modules import before any rank runs: preloaded when fast start is on.
 SUPPORT_MODULES = ("torch.testing._internal.common_utils", COMMON_DISTRIBUTED)
 #: The exit code of a fast-start rank whose dispatcher disappeared (as a pool worker's).
 EXIT_DISPATCHER_GONE = 70
 
 _original: Callable[..., Any] | None = None
+#: The per-test classes fast start is for; None: every one (asked for by flag, ini or run_tests).
+_only: frozenset | None = None
 _noted: set[str] = set()
 _lock = threading.Lock()
 
@@ -91,19 +97,21 @@ def shape_problem(base: type) -> str | None:
     return None
 
 
-def install() -> bool:
+def install(only: Iterable[type] | None = None) -> bool:
     """Make ``MultiProcessTestCase`` start its ranks from the fork server.  True if it now does.
 
+    ``only``: the classes it does so for (the others spawn, as torch does); None: all of them.
     A no-op (False) when fast start is off, when torch's test helpers are not
     imported (then no per-test class exists), or for an unknown shape (a note).
     """
-    global _original
+    global _original, _only
     if early_start.fast_spawn_disabled():
         return False
     base = per_test_base()
     if base is None:
         return False
     if _original is not None:
+        _only = None if only is None or _only is None else _only | frozenset(only)
         return True
     problem = shape_problem(base)
     if problem is not None:
@@ -112,6 +120,7 @@ def install() -> bool:
     from . import pool_registry
 
     pool_registry.install_exit_hooks()  # SIGTERM stops the fork server and its ranks too
+    _only = None if only is None else frozenset(only)
     _original = base._spawn_processes
     setattr(base, "_spawn_processes", _spawn_processes)
     return True
@@ -119,11 +128,11 @@ def install() -> bool:
 
 def uninstall() -> None:
     """Put torch's own ``_spawn_processes`` back."""
-    global _original
+    global _original, _only
     base = per_test_base()
     if _original is not None and base is not None:
         setattr(base, "_spawn_processes", _original)
-    _original = None
+    _original, _only = None, None
 
 
 def installed() -> bool:
@@ -146,7 +155,7 @@ def spawn_reason() -> str | None:
 
 def _spawn_processes(self: Any) -> None:
     """``MultiProcessTestCase._spawn_processes`` with the fork server as the start method."""
-    if early_start.fast_spawn_disabled():
+    if early_start.fast_spawn_disabled() or (_only is not None and type(self) not in _only):
         return _original(self)  # type: ignore[misc]
     reason = spawn_reason()
     if reason is not None:
@@ -356,6 +365,32 @@ def _leave_now() -> None:
 
 
 # ---- entry points -----------------------------------------------------------------
+
+
+@functools.cache
+def uses_distlint_runtime(path: str) -> bool:
+    """The file imports ``distlint.runtime`` (read with ast, nothing imported): it opted in.
+
+    Every file ``distlint migrate`` writes for the distlint runtime does; under pytest its
+    per-test classes get fast start without a flag.
+    """
+    import ast
+
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        if any(name == RUNTIME or name.startswith(RUNTIME + ".") for name in names):
+            return True
+    return False
 
 
 def enable_for_script() -> bool:

@@ -8,7 +8,7 @@
   rank exits non-zero if any test failed.
 * per-test classes (torch's ``MultiProcessTestCase`` and its subclasses) start
   their ranks from the preloaded fork server (:mod:`fast_start`) unless
-  ``DISTLINT_FAST_SPAWN=0``;
+  ``DISTLINT_FAST_START=0``;
 * ``--junit-xml PATH`` (or ``$DISTLINT_JUNIT_XML``): also write a JUnit XML
   report (see :mod:`junit_report`); under torchrun rank 0 writes it, or every
   rank its own when PATH contains ``{rank}``;

@@ -66,6 +66,25 @@ class RunTest:
     method: str
 
 
+#: The attribute of an ``@on_ranks`` test's dispatcher that holds what the decorator declared
+#: (``on_ranks_dispatch.OnRanksSpec``); the rank finds the test function through it.
+ON_RANKS_SPEC_ATTR = "_distlint_on_ranks"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFunction:
+    """Run an ``@on_ranks`` test: ``function`` names it as a ClassRef names a class (module, qualname,
+    file); ``arguments`` are its fixtures' values, pickled in the dispatcher; ``owner`` and
+    ``instance_state`` (pickled attributes) rebuild ``self`` for a method of a test class."""
+
+    seq: int
+    test_id: str
+    function: ClassRef
+    arguments: bytes
+    owner: ClassRef | None = None
+    instance_state: bytes | None = None
+
+
 @dataclasses.dataclass(frozen=True)
 class ExitClass:
     """The dispatcher's tearDownClass: run the class's tearDownClass on the ranks."""

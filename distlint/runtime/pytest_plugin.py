@@ -1,22 +1,30 @@
-"""distlint's pytest plugin: fast start for PyTorch-style per-test distributed classes, when asked.
+"""distlint's pytest plugin: ``@on_ranks`` tests, and fast start for per-test distributed classes.
 
-Registered as a ``pytest11`` entry point, so every pytest run of an environment
-with distlint installed loads it: by itself it only adds an option, and it
-imports nothing heavy (no torch) unless fast start is turned on, by either
+Registered as a ``pytest11`` entry point, so every pytest run of an environment with
+distlint installed loads it; by itself it adds an option and four fixtures, and imports
+nothing heavy (no torch).
 
-* ``pytest --distlint-fast-spawn ...``, or
-* ``distlint_fast_spawn = true`` in the ``[pytest]`` / ``[tool.pytest.ini_options]`` section;
+**Fast start** (torch's per-test ``MultiProcessTestCase`` classes start their ranks from a
+fork server that has imported torch, instead of spawning them) is on for the per-test classes
+of every file that imports ``distlint.runtime``, and for every per-test class with
 
-and not forced off by ``DISTLINT_FAST_SPAWN=0``.  Then, in each process that
-runs tests (under pytest-xdist: each worker, not the controller):
+* ``pytest --distlint-fast-start ...``, or
+* ``distlint_fast_start = true`` in the ``[pytest]`` / ``[tool.pytest.ini_options]`` section;
 
-* the fork server starts at once and imports torch and torch's test helpers
-  while pytest collects;
-* after collection, torch's ``MultiProcessTestCase`` starts its ranks from it
-  (:mod:`fast_start`), and the server preloads the collected modules that
-  define per-test classes;
+``DISTLINT_FAST_START=0`` turns it off everywhere.  The former spellings
+(``--distlint-fast-spawn``, ``distlint_fast_spawn``, ``DISTLINT_FAST_SPAWN``) still work.
+Then, in each process that runs tests (under pytest-xdist: each worker, not the controller):
+
+* the fork server starts (at once when asked for everywhere; at the first collected per-test
+  class of an opted-in file otherwise) and imports torch and torch's test helpers;
+* after collection, torch's ``MultiProcessTestCase`` starts the ranks of those classes from it
+  (:mod:`fast_start`), and the server preloads the collected modules that define them;
 * under pytest-xdist on a GPU machine each worker gets its own share of the
   GPUs (``CUDA_VISIBLE_DEVICES``), so workers never run ranks on one device.
+
+**``@on_ranks`` tests** (:mod:`on_ranks_dispatch`) get ``rank``, ``world_size``, ``device`` and ``pg``
+on their ranks; here those fixtures only say that they exist in ``@on_ranks`` tests alone.
+Every pool is closed when pytest ends.
 """
 
 from __future__ import annotations
@@ -26,28 +34,41 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-OPTION = "--distlint-fast-spawn"
-INI = "distlint_fast_spawn"
-_DEST = "distlint_fast_spawn"
+import pytest
+
+OPTION = "--distlint-fast-start"
+INI = "distlint_fast_start"
+#: The former names of the option and the ini key, still accepted.
+OPTION_ALIASES = ("--distlint-fast-spawn",)
+INI_ALIASES = ("distlint_fast_spawn",)
+_DEST = "distlint_fast_start"
 
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("distlint", "distlint.runtime")
     group.addoption(
         OPTION,
+        *OPTION_ALIASES,
         action="store_true",
         dest=_DEST,
         default=False,
-        help="start the ranks of per-test distributed classes (torch's MultiProcessTestCase and its "
-        "subclasses) from a fork server that has imported torch, instead of spawning them "
-        "(DISTLINT_FAST_SPAWN=0 forces it off)",
+        help="start the ranks of every per-test distributed class (torch's MultiProcessTestCase "
+        "and its subclasses) from a fork server that has imported torch, instead of spawning "
+        "them; files that import distlint.runtime get it without this "
+        "(DISTLINT_FAST_START=0 forces it off)",
     )
     parser.addini(INI, type="bool", default=False, help=f"as {OPTION}")
+    for alias in INI_ALIASES:
+        parser.addini(alias, type="bool", default=False, help=f"former name of {INI}")
 
 
 def requested(config: Any) -> bool:
-    """Fast start asked for on the command line or in the ini file."""
-    return bool(config.getoption(_DEST, default=False) or config.getini(INI))
+    """Fast start asked for everywhere, on the command line or in the ini file."""
+    return bool(
+        config.getoption(_DEST, default=False)
+        or config.getini(INI)
+        or any(config.getini(alias) for alias in INI_ALIASES)
+    )
 
 
 def xdist_controller(config: Any) -> bool:
@@ -56,54 +77,121 @@ def xdist_controller(config: Any) -> bool:
 
 
 def pytest_configure(config: Any) -> None:
-    if not requested(config) or xdist_controller(config):
+    if xdist_controller(config):
         return
-    from .early_start import FAST_SPAWN_ENV, fast_spawn_disabled
+    from .early_start import fast_start_off_by
 
-    if fast_spawn_disabled():
-        sys.stderr.write(
-            f"distlint.runtime: fast start is off ({FAST_SPAWN_ENV}={os.environ[FAST_SPAWN_ENV]})\n"
-        )
+    off_by = fast_start_off_by()
+    if off_by is not None:
+        if requested(config):
+            sys.stderr.write(
+                f"distlint.runtime: fast start is off ({off_by}={os.environ[off_by]})\n"
+            )
         return
-    config.pluginmanager.register(FastStartSession(), "distlint-fast-start")
+    everywhere = requested(config)
+    config.pluginmanager.register(FastStartSession(everywhere), "distlint-fast-start")
+
+
+def pytest_unconfigure(config: Any) -> None:
+    # The pools of @on_ranks tests (and any other this process started) end with pytest.
+    registry = sys.modules.get("distlint.runtime.pool_registry")
+    if registry is not None:
+        registry.shutdown_all()
+
+
+def _rank_fixture(name: str) -> Any:
+    def fixture() -> Any:
+        pytest.fail(
+            f"the {name!r} fixture exists only in tests decorated with @on_ranks "
+            "(from distlint.runtime import on_ranks), where each rank resolves it",
+            pytrace=False,
+        )
+
+    fixture.__name__ = name
+    fixture.__doc__ = f"In an @on_ranks test: this rank's {name} (resolved on the rank)."
+    return pytest.fixture(name=name)(fixture)
+
+
+rank = _rank_fixture("rank")
+world_size = _rank_fixture("world_size")
+device = _rank_fixture("device")
+pg = _rank_fixture("pg")
 
 
 class FastStartSession:
-    """The hooks of a pytest process that runs tests with fast start on."""
+    """The hooks of a pytest process that runs tests with fast start on: for every per-test
+    class (``everywhere``), or for those of the files that import ``distlint.runtime``."""
 
-    def __init__(self) -> None:
+    def __init__(self, everywhere: bool) -> None:
+        self.everywhere = everywhere
+        self.started = False
+        if everywhere:
+            self._start()
+
+    def _start(self) -> None:
         from . import fast_start, forkserver, pool_registry
 
-        assign_gpus_to_xdist_worker()
+        self.started = True
+        assign_gpus_once()
         pool_registry.install_exit_hooks()
         try:
             forkserver.start(hints=fast_start.SUPPORT_MODULES, defer=True)
         except Exception:  # noqa: BLE001 - the first rank starts it, or falls back to spawn with a note
             pass
 
+    def pytest_itemcollected(self, item: Any) -> None:
+        # The first per-test class of an opted-in file, or the first @on_ranks test, starts the
+        # fork server while the rest collects (torch is imported by then: the class derives
+        # from torch's; the @on_ranks pools fork their ranks from the same server).
+        if self.started:
+            return
+        if self._opted_in_per_test(item) or _is_on_ranks_test(item):
+            self._start()
+
+    def _opted_in_per_test(self, item: Any) -> bool:
+        base = _per_test_base()
+        cls = getattr(item, "cls", None)
+        if base is None or not (isinstance(cls, type) and issubclass(cls, base)):
+            return False
+        if self.everywhere:
+            return True
+        from .fast_start import uses_distlint_runtime
+
+        path = getattr(getattr(item, "module", None), "__file__", None)
+        return bool(path) and uses_distlint_runtime(path)
+
     def pytest_collection_finish(self, session: Any) -> None:
+        classes = {item.cls for item in session.items if self._opted_in_per_test(item)}
+        if not classes:
+            return
         from . import fast_start, forkserver
 
-        modules: list[str] = []
-        if fast_start.install():
-            base = fast_start.per_test_base()
-            assert base is not None  # install() found it
-            for item in session.items:
-                cls = getattr(item, "cls", None)
-                if isinstance(cls, type) and issubclass(cls, base):
-                    modules.append(cls.__module__)
+        if not self.started:
+            self._start()
+        if not fast_start.install(None if self.everywhere else classes):
+            return
         try:
-            forkserver.publish(modules)
+            forkserver.publish(sorted({cls.__module__ for cls in classes}))
         except OSError as exc:
             sys.stderr.write(
                 f"distlint.runtime: could not tell the fork server what to preload: {exc}\n"
             )
 
     def pytest_unconfigure(self, config: Any) -> None:
-        from . import fast_start, pool_registry
+        fast_start = sys.modules.get("distlint.runtime.fast_start")
+        if fast_start is not None:
+            fast_start.uninstall()
 
-        fast_start.uninstall()
-        pool_registry.shutdown_all()
+
+def _is_on_ranks_test(item: Any) -> bool:
+    dispatch = sys.modules.get("distlint.runtime.on_ranks_dispatch")
+    return dispatch is not None and dispatch.in_on_ranks_test(item)
+
+
+def _per_test_base() -> type | None:
+    """torch's ``MultiProcessTestCase`` if torch's test helpers are imported (imports nothing)."""
+    module = sys.modules.get("torch.testing._internal.common_distributed")
+    return getattr(module, "MultiProcessTestCase", None)
 
 
 # ---- GPUs for pytest-xdist workers ----------------------------------------------------
@@ -131,6 +219,18 @@ def visible_gpus(environ: dict | None = None) -> list[str]:
     except OSError:
         return []
     return [str(index) for index in range(count)]
+
+
+_assigned = False
+
+
+def assign_gpus_once() -> None:
+    """:func:`assign_gpus_to_xdist_worker`, once per process (fast start and ``@on_ranks`` both
+    ask; a second split would split the share)."""
+    global _assigned
+    if not _assigned:
+        _assigned = True
+        assign_gpus_to_xdist_worker()
 
 
 def assign_gpus_to_xdist_worker() -> list[str] | None:

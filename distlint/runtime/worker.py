@@ -34,6 +34,7 @@ from .protocol import (
     ClassExited,
     ExitClass,
     RankResult,
+    RunFunction,
     RunTest,
     Shutdown,
     Status,
@@ -160,6 +161,10 @@ def _serve(conn: Connection, session: RankSession) -> None:
             return  # the dispatcher is gone
         if isinstance(message, RunTest):
             _send(conn, _run_test(session, message))
+        elif isinstance(message, RunFunction):
+            from .on_ranks_rank import run_function
+
+            _send(conn, run_function(session, message))
         elif isinstance(message, ExitClass):
             _send(conn, _exit_class(session, message))
         elif isinstance(message, Shutdown):

@@ -37,6 +37,7 @@ from .protocol import (
     ClassRef,
     ExitClass,
     RankResult,
+    RunFunction,
     RunTest,
     Shutdown,
     Status,
@@ -318,16 +319,20 @@ class WorkerPool:
     # -- running tests ----------------------------------------------------------
 
     def run_test(self, cls: ClassRef, method: str, test_id: str, timeout_s: float) -> Outcome:
+        if self.state is not PoolState.SKIPPING:
+            self.entered.add(cls)
+        return self.run(RunTest(seq=next_seq(), test_id=test_id, cls=cls, method=method), timeout_s)
+
+    def run(self, message: RunTest | RunFunction, timeout_s: float) -> Outcome:
+        """Send one test (a class's method, an ``@on_ranks`` function) to every rank; its outcome."""
         if self.state is PoolState.SKIPPING:
             return Outcome(Verdict.SKIP, self.init_skip or "", pool_reusable=True)
-        seq = next_seq()
+        seq, test_id = message.seq, message.test_id
         for r in self._ranks:
             r.stack_offset = _file_size(r.stack_path)
-        self.entered.add(cls)
         self.last_test_id = test_id
         started = time.monotonic()
         try:
-            message = RunTest(seq=seq, test_id=test_id, cls=cls, method=method)
             for r in self._ranks:
                 self._send(r, message)
 

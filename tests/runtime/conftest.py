@@ -10,6 +10,9 @@ import pytest
 
 from .support import RunScope
 
+# Run as its own pytest session by test_on_ranks.py (its conftest is that session's).
+collect_ignore = ["cases/on_ranks"]
+
 # The runtime is an optional extra (torch); without it there is nothing here to run.
 try:
     import torch  # noqa: F401

@@ -52,7 +52,7 @@ EXPECTED = {
 # starting it, and the pipe its traceback goes back through.  The rest is torch's own logic
 # on exit codes, the same whichever way the rank started.  The whole file under spawn gives
 # EXPECTED too (53 s here, too long for CI):
-#   DISTLINT_FAST_SPAWN=0 python tests/runtime/cases/per_test_case.py --junit-xml report.xml
+#   DISTLINT_FAST_START=0 python tests/runtime/cases/per_test_case.py --junit-xml report.xml
 SPAWN_SUBSET = ("env_set_before_spawn", "fails_on_rank_1")
 
 
@@ -534,3 +534,101 @@ def test_xdist_workers_get_equal_disjoint_shares_of_the_gpus(monkeypatch):
     )
     monkeypatch.delenv("PYTEST_XDIST_WORKER")
     assert assign_gpus_to_xdist_worker() is None  # not an xdist worker: left alone
+
+
+def test_fast_start_has_one_name_and_still_accepts_the_former_spellings(monkeypatch):
+    from _pytest.config.argparsing import Parser
+
+    from distlint.runtime import pytest_plugin
+    from distlint.runtime.early_start import fast_spawn_disabled, fast_start_off_by
+
+    parser = Parser(_ispytest=True)
+    pytest_plugin.pytest_addoption(parser)
+    for flag in ("--distlint-fast-start", "--distlint-fast-spawn"):
+        assert parser.parse_known_args([flag]).distlint_fast_start is True
+    assert parser.parse_known_args([]).distlint_fast_start is False
+    assert {"distlint_fast_start", "distlint_fast_spawn"} <= set(parser._inidict)
+
+    class Ini(_Config):
+        def __init__(self, **ini):
+            super().__init__()
+            self._values = ini
+
+        def getini(self, name):
+            return self._values.get(name, False)
+
+    assert pytest_plugin.requested(Ini(distlint_fast_start=True))
+    assert pytest_plugin.requested(Ini(distlint_fast_spawn=True))
+    assert not pytest_plugin.requested(Ini())
+
+    monkeypatch.delenv("DISTLINT_FAST_SPAWN", raising=False)
+    monkeypatch.delenv("DISTLINT_FAST_START", raising=False)
+    assert fast_start_off_by() is None and not fast_spawn_disabled()
+    for name in ("DISTLINT_FAST_START", "DISTLINT_FAST_SPAWN"):
+        monkeypatch.setenv(name, "off")
+        assert fast_start_off_by() == name and fast_spawn_disabled()
+        monkeypatch.delenv(name)
+
+
+def test_only_files_that_import_distlint_runtime_opt_in(tmp_path):
+    from distlint.runtime.fast_start import uses_distlint_runtime
+
+    cases = {
+        "plain.py": "import torch\nfrom torch.testing._internal.common_utils import run_tests\n",
+        "from_import.py": "from distlint.runtime import run_tests\n",
+        "submodule.py": "import distlint.runtime.decorators as d\n",
+        "package_name.py": "from distlint import runtime\n",
+        "in_main.py": "if __name__ == '__main__':\n    from distlint.runtime import run_tests\n",
+        "lookalike.py": "import distlint.runtimes\nimport distlint\n",
+    }
+    for name, source in cases.items():
+        (tmp_path / name).write_text(source)
+    assert {name for name in cases if uses_distlint_runtime(str(tmp_path / name))} == {
+        "from_import.py",
+        "submodule.py",
+        "package_name.py",
+        "in_main.py",
+    }
+    assert not uses_distlint_runtime(str(tmp_path / "missing.py"))
+
+
+def test_plain_pytest_gives_fast_start_to_the_per_test_classes_of_a_file_importing_the_runtime(
+    tmp_path,
+):
+    # per_test_case.py imports distlint.runtime (its main block's run_tests); no flag, no ini.
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", PER_TEST_CASE]
+    proc, env = start("opted", [*args, "-k", "test_a_changes or test_b_sees"], tmp_path, CASES)
+    output = finish(proc)
+    assert proc.returncode == 0, output
+    records = read(env["DISTLINT_CASE_LOG"])
+    assert len(records) == 4 and {r["dispatcher"] for r in records} == {proc.pid}
+    if forkserver_usable_here():
+        (server,) = {r["ppid"] for r in records}  # forked from one fork server
+        assert server != proc.pid
+    assert_run_left_nothing(env)
+
+
+def test_only_the_per_test_classes_of_opted_in_files_get_fast_start_without_a_flag(tmp_path):
+    import types
+
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+    from distlint.runtime.pytest_plugin import FastStartSession
+
+    class PerTest(MultiProcessTestCase):
+        pass
+
+    def item(source: str, cls: type):
+        path = tmp_path / f"case_{abs(hash(source))}.py"
+        path.write_text(source)
+        return types.SimpleNamespace(cls=cls, module=types.SimpleNamespace(__file__=str(path)))
+
+    opted = "from distlint.runtime import run_tests\n"
+    plain = "from torch.testing._internal.common_utils import run_tests\n"
+    auto = FastStartSession.__new__(FastStartSession)
+    auto.everywhere, auto.started = False, True
+    assert auto._opted_in_per_test(item(opted, PerTest))
+    assert not auto._opted_in_per_test(item(plain, PerTest))  # torch's own spawn
+    assert not auto._opted_in_per_test(item(opted, object))  # not a per-test class
+    auto.everywhere = True  # --distlint-fast-start / distlint_fast_start = true
+    assert auto._opted_in_per_test(item(plain, PerTest))

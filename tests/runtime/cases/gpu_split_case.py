@@ -1,4 +1,4 @@
-"""Per-test NCCL classes under pytest-xdist with --distlint-fast-spawn: each worker on its own GPUs.
+"""Per-test NCCL classes under pytest-xdist with --distlint-fast-start: each worker on its own GPUs.
 
 Run by scripts/gpu_check.sh (GPU machines only).  Every rank records which xdist
 worker it belongs to, what CUDA_VISIBLE_DEVICES it got and the UUID of the GPU it

@@ -10,7 +10,7 @@ config, torch defaults, the default PG), the second fails if it sees any of it.
 
 Every test records where it ran (caselog: rank, pid, parent pid); the outer
 tests read outcomes from the JUnit XML report, the same under spawn
-(DISTLINT_FAST_SPAWN=0) and under fast start.
+(DISTLINT_FAST_START=0) and under fast start.
 """
 
 import multiprocessing

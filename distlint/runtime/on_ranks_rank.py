@@ -1,0 +1,163 @@
+"""The rank's side of an ``@on_ranks`` test: find the function, call it, report what happened.
+
+Like :mod:`execute` for the continuous classes, this never decides an outcome: it returns the
+rank's :class:`~distlint.runtime.protocol.RankResult`, tagged with the message's seq.
+
+A test module the rank imports for the first time is compiled with pytest's assertion
+rewriting, as pytest imported it in the dispatcher, so a failing ``assert a == b`` reports
+its values from the rank (``assert 2.0 == 3``) and not a bare ``AssertionError``.  A module
+already imported here (by a fork server's preload) is used as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import pickle
+import sys
+import time
+from typing import Any, Callable, cast
+
+from .execute import (
+    RankSession,
+    classify_exception,
+    format_exception,
+    reset_dtensor_rng,
+    seed_everything,
+)
+from .loader import ClassNotFound, _module_for, load_class
+from .protocol import ON_RANKS_SPEC_ATTR, ClassRef, RankResult, RunFunction, Status
+
+
+def run_function(session: RankSession, message: RunFunction) -> RankResult:
+    start = time.perf_counter()
+    try:
+        function = load_function(message.function)
+        arguments = pickle.loads(message.arguments)
+        instance = _instance(message)
+    except BaseException as exc:  # noqa: BLE001 - reported as this rank's error
+        status, detail = Status.ERRORED, format_exception(exc)
+    else:
+        status, detail = call(session, function, instance, arguments)
+    return RankResult(
+        seq=message.seq,
+        test_id=message.test_id,
+        rank=session.rank,
+        status=status,
+        detail=detail,
+        pg_intact=session.pg_intact(),
+        duration_s=time.perf_counter() - start,
+    )
+
+
+def call(
+    session: RankSession, function: Callable[..., Any], instance: Any, arguments: dict
+) -> tuple[Status, str]:
+    """Call the test with its fixtures and this rank's own; how it ended here."""
+    spec = getattr(function, ON_RANKS_SPEC_ATTR)
+    own = {"rank": session.rank, "world_size": session.world_size, "pg": session.pg}
+    if "device" in spec.rank_arguments:
+        own["device"] = _device()
+    arguments = dict(arguments, **{name: own[name] for name in spec.rank_arguments})
+    seed_everything()
+    reset_dtensor_rng()
+    try:
+        if instance is None:
+            spec.function(**arguments)
+        else:
+            spec.function(instance, **arguments)
+    except BaseException as exc:  # noqa: BLE001 - everything a rank raises is reported
+        return classify(exc)
+    return Status.PASSED, ""
+
+
+def classify(exc: BaseException) -> tuple[Status, str]:
+    """pytest's outcomes (``pytest.skip``, ``pytest.fail``) and assertions, then the runtime's rules."""
+    outcomes = sys.modules.get("_pytest.outcomes")  # imported if the test raised one of them
+    if outcomes is not None:
+        if isinstance(exc, outcomes.Skipped):
+            return Status.SKIPPED, str(exc.msg)
+        if isinstance(exc, outcomes.Failed):
+            return Status.FAILED, str(exc.msg)
+    if isinstance(exc, AssertionError):
+        return Status.FAILED, format_exception(exc, skip_frames=1)
+    return classify_exception(exc)
+
+
+def _device() -> Any:
+    import torch
+
+    from .role import worker_device_type
+
+    if worker_device_type() == "cuda":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _instance(message: RunFunction) -> Any:
+    if message.owner is None:
+        return None
+    owner = load_class(message.owner)
+    instance = cast(Any, owner).__new__(
+        owner
+    )  # pytest makes test-class instances without arguments
+    if message.instance_state is not None:
+        vars(instance).update(pickle.loads(message.instance_state))
+    return instance
+
+
+# ---- finding the function ------------------------------------------------------------
+
+
+def load_function(ref: ClassRef) -> Callable[..., Any]:
+    """The ``@on_ranks`` dispatcher ``ref`` names (module attribute or class attribute)."""
+    if "<locals>" in ref.qualname:
+        raise ClassNotFound(
+            f"{ref.describe()} is defined inside a function; ranks can only run tests "
+            "defined at module level or in a module-level class"
+        )
+    obj: Any = _module(ref)
+    for part in ref.qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ClassNotFound(f"{ref.describe()} not found in module {ref.module!r}") from None
+    obj = getattr(obj, "__func__", obj)
+    if getattr(obj, ON_RANKS_SPEC_ATTR, None) is None:
+        raise ClassNotFound(f"{ref.describe()} is not an @on_ranks test")
+    return obj
+
+
+def _module(ref: ClassRef) -> Any:
+    module = sys.modules.get(ref.module)
+    if module is not None or not ref.file:
+        return module if module is not None else _module_for(ref)
+    try:
+        return import_with_assertion_rewriting(ref.module, ref.file)
+    except ImportError:
+        return _module_for(ref)
+
+
+def import_with_assertion_rewriting(name: str, path: str) -> Any:
+    """Import the file at ``path`` as module ``name``, its asserts rewritten as pytest does.
+
+    ImportError when pytest's rewriter is not there (the caller imports it plainly).
+    """
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise ImportError(f"cannot load {path!r} as {name!r}")
+    with open(path, "rb") as handle:
+        source = handle.read()
+    tree = ast.parse(source, filename=path)
+    rewrite_asserts(tree, source, path, None)
+    code = compile(tree, path, "exec", dont_inherit=True)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
