@@ -176,8 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 class _Progress:
     """``checked N/M files`` on a terminal's stderr, for runs longer than a second."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, verb: str = "checked") -> None:
         self.stream = stream
+        self.verb = verb
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
@@ -188,7 +189,7 @@ class _Progress:
             return
         self.last = now
         self.shown = True
-        self.stream.write(f"\rdistlint: checked {done}/{total} files")
+        self.stream.write(f"\rdistlint: {self.verb} {done}/{total} files")
         self.stream.flush()
 
     def clear(self) -> None:
