@@ -161,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rules(args)
         from distlint.codemods.cli import run
 
-        return run(args)
+        progress = _Progress(sys.stderr, "migrated") if sys.stderr.isatty() else None
+        return run(args, progress=progress)
     except BrokenPipeError:  # `distlint check | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FINDINGS

@@ -26,7 +26,7 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from distlint.codemods.migrate_continuous import (
     DEFAULT_SUFFIX,
@@ -34,6 +34,9 @@ from distlint.codemods.migrate_continuous import (
     MigrateOptions,
     MigrationResult,
 )
+
+if TYPE_CHECKING:
+    from distlint.engine import ProgressCallback
 
 EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -118,18 +121,21 @@ class _Totals:
 
 
 def run(
-    args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None
+    args: argparse.Namespace,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    progress: ProgressCallback | None = None,
 ) -> int:
-    """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
+    """Run ``distlint migrate`` with parsed ``args``; return the exit status. ``progress``
+    (``distlint.cli`` passes one on a terminal) hears of each file done; it may have a
+    ``clear()`` to erase itself before the output."""
     from pathlib import Path
 
-    from distlint.cli import _Progress
     from distlint.codemods.migrate_tree import TreeOptions, migrate_tree
     from distlint.config import ConfigError
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    progress = _Progress(err, "migrated") if stderr is None and err.isatty() else None
     options = TreeOptions(
         paths=args.paths,
         migrate=MigrateOptions(runtime=args.runtime, class_suffix=args.class_suffix),
@@ -144,7 +150,7 @@ def run(
         print(str(exc), file=err)
         return EXIT_USAGE
     finally:
-        if progress is not None:
+        if progress is not None and hasattr(progress, "clear"):
             progress.clear()
     usage_error = False
     for diagnostic in tree.diagnostics:
