@@ -165,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rules(args)
         from distlint.codemods.cli import run
 
-        return run(args)
+        progress = _Progress(sys.stderr, "migrated") if sys.stderr.isatty() else None
+        return run(args, progress=progress)
     except BrokenPipeError:  # `distlint check | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FINDINGS
@@ -180,8 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 class _Progress:
     """``checked N/M files`` on a terminal's stderr, for runs longer than a second."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, verb: str = "checked") -> None:
         self.stream = stream
+        self.verb = verb
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
@@ -192,7 +194,7 @@ class _Progress:
             return
         self.last = now
         self.shown = True
-        self.stream.write(f"\rdistlint: checked {done}/{total} files")
+        self.stream.write(f"\rdistlint: {self.verb} {done}/{total} files")
         self.stream.flush()
 
     def clear(self) -> None:

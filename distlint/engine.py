@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -182,50 +182,81 @@ def _pool_context() -> multiprocessing.context.BaseContext:  # imported only whe
     return multiprocessing.get_context("spawn")
 
 
+def _crashed(task: _Task) -> _TaskResult:
+    message = f"{task.path}: error: internal error in distlint: a worker process died"
+    return _TaskResult(task.path, FileResult(task.path, error=message), internal_error=True)
+
+
+def _prepare_check_workers() -> None:
+    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
+    from distlint.rules import all_rules
+
+    all_rules()
+
+
 def _run_tasks(
     tasks: list[_Task], jobs: int, progress: ProgressCallback | None
 ) -> tuple[list[_TaskResult], int]:
     """Run ``tasks``; return the results and how many worker processes were used."""
+    return run_file_tasks(
+        _check_one,
+        tasks,
+        jobs,
+        progress,
+        size=lambda task: len(task.source),
+        crashed=_crashed,
+        prepare=_prepare_check_workers,
+    )
+
+
+TaskT = TypeVar("TaskT")
+ResultT = TypeVar("ResultT")
+
+
+def run_file_tasks(
+    work: Callable[[TaskT], ResultT],
+    tasks: list[TaskT],
+    jobs: int,
+    progress: ProgressCallback | None,
+    size: Callable[[TaskT], int],
+    crashed: Callable[[TaskT], ResultT],
+    prepare: Callable[[], None] | None = None,
+) -> tuple[list[ResultT], int]:
+    """``work`` on each task, serially for a few tasks and in forked workers for more (shared by
+    ``check`` and ``migrate``); results in completion order, with how many workers ran them.
+
+    ``work`` must never raise (a file's crash is its own result); ``crashed`` stands in for the
+    tasks a dying worker left undone; ``prepare`` imports what the workers should inherit."""
     total = len(tasks)
     workers = min(jobs, total // MIN_FILES_PER_WORKER) if total >= MIN_FILES_FOR_POOL else 1
-    results: list[_TaskResult] = []
+    results: list[ResultT] = []
     if workers <= 1:
         for task in tasks:
-            results.append(_check_one(task))
+            results.append(work(task))
             if progress:
                 progress(len(results), total)
         return results, 0
     import concurrent.futures
     import concurrent.futures.process
 
-    import distlint.linter  # noqa: F401 - import (and register rules) once, before forking
-    from distlint.rules import all_rules
-
-    all_rules()
-
+    if prepare is not None:
+        prepare()
     # Largest files first: the slowest files start early instead of finishing last.
-    ordered = sorted(tasks, key=lambda task: len(task.source), reverse=True)
+    ordered = sorted(tasks, key=size, reverse=True)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=_pool_context()
     ) as pool:
-        futures = {pool.submit(_check_one, task): task for task in ordered}
+        futures = [pool.submit(work, task) for task in ordered]
+        index = {future: position for position, future in enumerate(futures)}
+        done: set[int] = set()
         try:
             for future in concurrent.futures.as_completed(futures):
                 results.append(future.result())
+                done.add(index[future])
                 if progress:
                     progress(len(results), total)
         except concurrent.futures.process.BrokenProcessPool:
-            done = {result.path for result in results}
-            for task in ordered:
-                if task.path not in done:
-                    message = (
-                        f"{task.path}: error: internal error in distlint: a worker process died"
-                    )
-                    results.append(
-                        _TaskResult(
-                            task.path, FileResult(task.path, error=message), internal_error=True
-                        )
-                    )
+            results += [crashed(task) for i, task in enumerate(ordered) if i not in done]
     return results, workers
 
 

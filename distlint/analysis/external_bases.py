@@ -155,11 +155,31 @@ class ExternalBases:
 
     def _parse(self, file: Path) -> ast.Module | None:
         if file not in self._modules:
-            try:
-                self._modules[file] = ast.parse(file.read_bytes(), str(file))
-            except (OSError, SyntaxError, ValueError):
-                self._modules[file] = None
+            self._modules[file] = _parsed(str(file), self.looked_at.get(str(file)))
         return self._modules[file]
+
+
+#: Modules parsed by this process, by path and stat key: the files of a suite share a few
+#: modules (``test_c10d_common.py``), which would otherwise be parsed once per file deriving
+#: from them. Trees are only read, never changed.
+_PARSED: dict[tuple[str, tuple[int, ...]], ast.Module | None] = {}
+_PARSED_KEPT = 64
+
+
+def _parsed(name: str, key: list[int] | None) -> ast.Module | None:
+    memo = (name, tuple(key)) if key is not None else None
+    if memo is not None and memo in _PARSED:
+        return _PARSED[memo]
+    try:
+        with open(name, "rb") as handle:
+            tree: ast.Module | None = ast.parse(handle.read(), name)
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    if memo is not None:
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[memo] = tree
+    return tree
 
 
 def _class_in(tree: ast.Module, class_path: list[str]) -> ast.ClassDef | None:

@@ -1,13 +1,17 @@
 """``distlint migrate``: the command line of the continuous-class codemod.
 
     distlint migrate [PATH ...] [--write | --check | --diff] [--runtime distlint|torch]
-                     [--class-suffix S]
+                     [--class-suffix S] [--jobs N] [--no-cache] [--cache-dir DIR]
 
 * default: print each changed file's unified diff, then the per-class report; write nothing;
 * ``--diff``: the diffs only (feed them to ``git apply``);
 * ``--check``: the report, and exit 1 when any file would change (for CI);
 * ``--write``: apply the changes (verified, temp file + atomic replace, mode kept) and
   print the report.
+
+Files go through ``check``'s pipeline (:mod:`distlint.codemods.migrate_tree`: discovery, the
+pre-screen, worker processes, a per-file cache); output is in path order; a terminal's stderr
+shows progress.
 
 A file that cannot be read, decoded, parsed or (under ``--write``) written is reported on
 stderr in one line, ``path: error: ...``, and skipped; the other files are still
@@ -19,20 +23,23 @@ invocation (a path that does not exist, a bad ``[tool.distlint]`` table).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from distlint.config import Config
+    pass
 
 from distlint.codemods.migrate_continuous import (
     DEFAULT_SUFFIX,
     RUNTIME_MODULES,
     MigrateOptions,
     MigrationResult,
-    migrate_source,
 )
+
+if TYPE_CHECKING:
+    from distlint.engine import ProgressCallback
 
 EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -77,6 +84,34 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})",
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: the CPUs available)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .distlint_cache"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=os.environ.get("DISTLINT_CACHE_DIR"),
+        metavar="DIR",
+        help="cache directory (default: .distlint_cache at the project root, "
+        "or $DISTLINT_CACHE_DIR)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
 
 
 @dataclass
@@ -89,51 +124,47 @@ class _Totals:
 
 
 def run(
-    args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None
+    args: argparse.Namespace,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    progress: ProgressCallback | None = None,
 ) -> int:
-    """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
-    from distlint.config import ConfigError, ConfigResolver
-    from distlint.discovery import discover
-    from distlint.safe_write import WriteError, write_python_atomically
+    """Run ``distlint migrate`` with parsed ``args``; return the exit status. ``progress``
+    (``distlint.cli`` passes one on a terminal) hears of each file done; it may have a
+    ``clear()`` to erase itself before the output."""
+    from pathlib import Path
+
+    from distlint.codemods.migrate_tree import TreeOptions, migrate_tree
+    from distlint.config import ConfigError
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    options = MigrateOptions(runtime=args.runtime, class_suffix=args.class_suffix)
+    options = TreeOptions(
+        paths=args.paths,
+        migrate=MigrateOptions(runtime=args.runtime, class_suffix=args.class_suffix),
+        jobs=getattr(args, "jobs", None),
+        use_cache=not getattr(args, "no_cache", False),
+        cache_dir=Path(args.cache_dir) if getattr(args, "cache_dir", None) else None,
+        progress=progress,
+    )
     try:
-        found = discover(args.paths, ConfigResolver())
+        tree = migrate_tree(options)
     except ConfigError as exc:
         print(str(exc), file=err)
         return EXIT_USAGE
+    finally:
+        if progress is not None and hasattr(progress, "clear"):
+            progress.clear()
     usage_error = False
-    for diagnostic in found.diagnostics:
+    for diagnostic in tree.diagnostics:
         print(diagnostic.line(), file=err)
         usage_error = usage_error or diagnostic.usage
     totals = _Totals()
     reports: list[str] = []
-    for target in found.targets:
-        totals.files += 1
-        result = _migrate_file(target.path, target.config, options)
-        if result.error is not None:
-            totals.errors += 1
-            print(result.error, file=err)
-            continue
-        if result.report.classes:
-            totals.moved += result.report.moved_count if result.changed else 0
-            totals.left += result.report.left_count
-            reports.append(result.report.text())
-        if not result.changed:
-            continue
-        totals.changed += 1
-        if args.write:
-            try:
-                write_python_atomically(target.path, result.migrated)  # type: ignore[arg-type]
-            except WriteError as exc:
-                totals.errors += 1
-                totals.changed -= 1
-                print(str(exc), file=err)
-                continue
-        elif not args.check:
-            out.write(result.diff())
+    for result in tree.results:
+        report = handle_result(result, args, out, err, totals)
+        if report:
+            reports.append(report)
     if not args.diff:
         for text in reports:
             out.write(text)
@@ -146,15 +177,38 @@ def run(
     return EXIT_OK
 
 
-def _migrate_file(path: str, config: Config, options: MigrateOptions) -> MigrationResult:
-    try:
-        with open(path, "rb") as handle:
-            source = handle.read()
-    except OSError as exc:
-        return MigrationResult(
-            path, b"", error=f"{path}: error: cannot read: {exc.strerror or exc}"
-        )
-    return migrate_source(source, path, config, options)
+def handle_result(
+    result: MigrationResult, args: argparse.Namespace, out: TextIO, err: TextIO, totals: _Totals
+) -> str | None:
+    """What the mode (dry run, ``--diff``, ``--check``, ``--write``) does with one file's
+    migration: print its error or diff, or write it; count it in ``totals``. Returns the file's
+    report text (printed after every diff), ``None`` when there is none."""
+    from distlint.safe_write import WriteError, write_python_atomically
+
+    totals.files += 1
+    if result.error is not None:
+        totals.errors += 1
+        print(result.error, file=err)
+        return None
+    report = None
+    if result.report.classes:
+        totals.moved += result.report.moved_count if result.changed else 0
+        totals.left += result.report.left_count
+        report = result.report.text()
+    if not result.changed:
+        return report
+    totals.changed += 1
+    if args.write:
+        try:
+            write_python_atomically(result.path, result.migrated)  # type: ignore[arg-type]
+        except WriteError as exc:
+            totals.errors += 1
+            totals.changed -= 1
+            print(str(exc), file=err)
+            return report
+    elif not args.check:
+        out.write(result.diff())
+    return report
 
 
 def _summary(totals: _Totals, args: argparse.Namespace) -> str:

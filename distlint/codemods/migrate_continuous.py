@@ -84,6 +84,9 @@ class MigrationResult:
     report: FileReport = field(default_factory=lambda: FileReport(""))
     #: A one-line ``path: error: ...`` message when the file could not be migrated.
     error: str | None = None
+    #: Other files the result depends on (modules bases come from): absolute path -> stat key,
+    #: None where no file was (as ``FileResult.depends_on``; the cache checks them).
+    depends_on: dict[str, list[int] | None] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -108,9 +111,12 @@ def _screen(source: bytes, config: Config) -> bool:
     return any(word.encode() in source for word in per_test_words(config))
 
 
-def _analyze(wrapper: MetadataWrapper, config: Config, path: str) -> ModuleAnalysis:
-    """The shared DL2xx analysis; bases from other modules are looked up next to ``path``."""
-    return analyze_module(wrapper, config, ExternalBases(path))
+def _analyze(
+    wrapper: MetadataWrapper, config: Config, path: str, looked_at: dict[str, list[int] | None]
+) -> ModuleAnalysis:
+    """The shared DL2xx analysis; bases from other modules are looked up next to ``path``
+    (each file looked at is recorded in ``looked_at``)."""
+    return analyze_module(wrapper, config, ExternalBases(path, looked_at=looked_at))
 
 
 def migrate_source(
@@ -143,7 +149,10 @@ def migrate_source(
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         plan = Planner(
-            wrapper, _analyze(wrapper, config, path), config, options.class_suffix
+            wrapper,
+            _analyze(wrapper, config, path, result.depends_on),
+            config,
+            options.class_suffix,
         ).plan()
         plan.report.path = path
         result.report = plan.report
