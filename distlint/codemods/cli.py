@@ -1,13 +1,16 @@
 """``distlint migrate``: the command line of the continuous-class codemod.
 
     distlint migrate [PATH ...] [--write | --check | --diff] [--runtime distlint|torch]
-                     [--class-suffix S]
+                     [--class-suffix S] [--verify [--verify-budget S]]
 
 * default: print each changed file's unified diff, then the per-class report; write nothing;
 * ``--diff``: the diffs only (feed them to ``git apply``);
 * ``--check``: the report, and exit 1 when any file would change (for CI);
 * ``--write``: apply the changes (verified, temp file + atomic replace, mode kept) and
   print the report.
+* ``--verify`` (with any of them): before anything is shown or written, run each file that
+  would change, original and migrated, under pytest and keep only moves that keep every outcome
+  (:mod:`distlint.codemods.verify`); a file that cannot be verified is not written (exit 1).
 
 A file that cannot be read, decoded, parsed or (under ``--write``) written is reported on
 stderr in one line, ``path: error: ...``, and skipped; the other files are still
@@ -19,6 +22,8 @@ invocation (a path that does not exist, a bad ``[tool.distlint]`` table).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 from dataclasses import dataclass
 from typing import TextIO
@@ -30,8 +35,11 @@ from distlint.codemods.migrate_continuous import (
     MigrationResult,
     migrate_source,
 )
+from distlint.codemods.verify import DEFAULT_BUDGET_S
 
 EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
+#: Ctrl-C or SIGTERM during ``--verify`` (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 
 def _suffix(text: str) -> str:
@@ -74,6 +82,29 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})",
     )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each file that would change, original and migrated (also in reversed order), "
+        "under pytest; tests whose outcomes differ stay behind; only verified files are written",
+    )
+    parser.add_argument(
+        "--verify-budget",
+        type=_seconds,
+        default=DEFAULT_BUDGET_S,
+        metavar="S",
+        help=f"seconds all runs of one file may take under --verify (default: {DEFAULT_BUDGET_S:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
 
 
 @dataclass
@@ -83,6 +114,7 @@ class _Totals:
     moved: int = 0
     left: int = 0
     errors: int = 0
+    unverified: int = 0
 
 
 def run(
@@ -91,7 +123,6 @@ def run(
     """Run ``distlint migrate`` with parsed ``args``; return the exit status."""
     from distlint.config import ConfigError, ConfigResolver
     from distlint.discovery import discover
-    from distlint.safe_write import WriteError, write_python_atomically
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -107,30 +138,24 @@ def run(
         usage_error = usage_error or diagnostic.usage
     totals = _Totals()
     reports: list[str] = []
-    for target in found.targets:
-        totals.files += 1
-        result = _migrate_file(target.path, target.config, options)
-        if result.error is not None:
-            totals.errors += 1
-            print(result.error, file=err)
-            continue
-        if result.report.classes:
-            totals.moved += result.report.moved_count if result.changed else 0
-            totals.left += result.report.left_count
-            reports.append(result.report.text())
-        if not result.changed:
-            continue
-        totals.changed += 1
-        if args.write:
-            try:
-                write_python_atomically(target.path, result.migrated)  # type: ignore[arg-type]
-            except WriteError as exc:
-                totals.errors += 1
-                totals.changed -= 1
-                print(str(exc), file=err)
-                continue
-        elif not args.check:
-            out.write(result.diff())
+    verify = getattr(args, "verify", False)
+    with _stop_on_sigterm() if verify else contextlib.nullcontext():
+        try:
+            for index, target in enumerate(found.targets):
+                totals.files += 1
+                result = _migrate_file(target.path, target.config, options)
+                if verify and result.changed:
+                    verdict = _verify(target, result, options, args, err, index, len(found.targets))
+                    result = verdict.result
+                    reports.append(verdict.text())
+                    if not verdict.verified:
+                        totals.unverified += 1
+                        continue  # not written, not shown as a diff: the verdict says why
+                _handle(result, target, args, totals, reports, out, err)
+        except KeyboardInterrupt:
+            out.flush()
+            print("distlint migrate: interrupted; nothing further written", file=err)
+            return EXIT_INTERRUPTED
     if not args.diff:
         for text in reports:
             out.write(text)
@@ -138,9 +163,69 @@ def run(
     out.flush()
     if usage_error:
         return EXIT_USAGE
-    if totals.errors or (args.check and totals.changed):
+    if totals.errors or totals.unverified or (args.check and totals.changed):
         return EXIT_CHANGES_OR_ERRORS
     return EXIT_OK
+
+
+def _verify(target, result, options, args, err, index: int, count: int):
+    from distlint.codemods.verify import Verifier
+
+    def progress(text: str) -> None:
+        print(f"verify: file {index + 1} of {count}: {target.path}: {text}", file=err, flush=True)
+
+    with open(target.path, "rb") as handle:
+        source = handle.read()
+    tty = getattr(err, "isatty", lambda: False)()
+    return Verifier(
+        target.path,
+        source,
+        target.config,
+        options,
+        args.verify_budget,
+        progress if tty else None,
+    ).verify()
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm():
+    """SIGTERM stops like Ctrl-C: the runs' ``finally`` blocks kill their process groups and
+    remove the scratch copies before the command exits."""
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _handle(result, target, args, totals: _Totals, reports: list[str], out, err) -> None:
+    """Report, write or show one file's migration."""
+    from distlint.safe_write import WriteError, write_python_atomically
+
+    if result.error is not None:
+        totals.errors += 1
+        print(result.error, file=err)
+        return
+    if result.report.classes:
+        totals.moved += result.report.moved_count if result.changed else 0
+        totals.left += result.report.left_count
+        reports.append(result.report.text())
+    if not result.changed:
+        return
+    totals.changed += 1
+    if args.write:
+        try:
+            write_python_atomically(target.path, result.migrated)  # type: ignore[arg-type]
+        except WriteError as exc:
+            totals.errors += 1
+            totals.changed -= 1
+            print(str(exc), file=err)
+    elif not args.check:
+        out.write(result.diff())
 
 
 def _migrate_file(path: str, config, options: MigrateOptions) -> MigrationResult:

@@ -7,7 +7,9 @@ imports nothing heavy (no torch) unless fast start is turned on, by either
 * ``pytest --distlint-fast-spawn ...``, or
 * ``distlint_fast_spawn = true`` in the ``[pytest]`` / ``[tool.pytest.ini_options]`` section;
 
-and not forced off by ``DISTLINT_FAST_SPAWN=0``.  Then, in each process that
+and not forced off by ``DISTLINT_FAST_SPAWN=0``.  ``--distlint-reverse-order`` runs the
+collected tests last to first (what ``distlint migrate --verify`` uses to show that a migrated
+file does not depend on the order its tests share ranks in).  Then, in each process that
 runs tests (under pytest-xdist: each worker, not the controller):
 
 * the fork server starts at once and imports torch and torch's test helpers
@@ -26,8 +28,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import pytest  # this module is only ever loaded by pytest (a pytest11 entry point)
+
 OPTION = "--distlint-fast-spawn"
 INI = "distlint_fast_spawn"
+REVERSE_OPTION = "--distlint-reverse-order"
 _DEST = "distlint_fast_spawn"
 
 
@@ -43,6 +48,19 @@ def pytest_addoption(parser: Any) -> None:
         "(DISTLINT_FAST_SPAWN=0 forces it off)",
     )
     parser.addini(INI, type="bool", default=False, help=f"as {OPTION}")
+    group.addoption(
+        REVERSE_OPTION,
+        action="store_true",
+        dest="distlint_reverse_order",
+        default=False,
+        help="run the collected tests in reverse order (last class first, its last test first)",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after any plugin that filters or reorders the items
+def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> None:
+    if config.getoption("distlint_reverse_order", default=False):
+        items.reverse()
 
 
 def requested(config: Any) -> bool:
