@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -203,12 +204,17 @@ def test_reverse_order_option_runs_the_tests_last_to_first(tmp_path):
 # -- the real thing -----------------------------------------------------------------------------
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
+@pytest.fixture
+def env():
+    """The environment of a ``distlint migrate --verify`` process, with a temporary directory of
+    its own (short: the fork server's socket path must fit), which must be empty when it ends."""
+    folder = Path(tempfile.mkdtemp(prefix="dlv-"))
+    env = dict(os.environ, TMPDIR=str(folder))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["TMPDIR"] = str(tmp_path / "tmp")
-    (tmp_path / "tmp").mkdir(exist_ok=True)
-    return env
+    yield env
+    left = sorted(p.name for p in folder.iterdir())
+    shutil.rmtree(folder)
+    assert not left, f"left in TMPDIR: {left}"
 
 
 def _copy_fixture(tmp_path: Path) -> Path:
@@ -218,13 +224,13 @@ def _copy_fixture(tmp_path: Path) -> Path:
     return target
 
 
-def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tmp_path):
+def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tmp_path, env):
     pytest.importorskip("torch")
     target = _copy_fixture(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "distlint", "migrate", "--verify", "--write", str(target)],
         cwd=tmp_path,
-        env=_env(tmp_path),
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,
@@ -243,10 +249,9 @@ def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tm
     assert "def test_a_scales" in per_test and "def test_c_counts" in per_test
     assert "def test_b_sums" not in per_test and "def test_d_gathers" not in per_test
     assert sorted(p.name for p in target.parent.iterdir()) == [FIXTURE.name, "verify_counter.txt"]
-    assert not list((tmp_path / "tmp").iterdir())
 
 
-def test_a_budget_that_runs_out_writes_nothing(tmp_path):
+def test_a_budget_that_runs_out_writes_nothing(tmp_path, env):
     pytest.importorskip("torch")
     target = _copy_fixture(tmp_path)
     done = subprocess.run(
@@ -262,7 +267,7 @@ def test_a_budget_that_runs_out_writes_nothing(tmp_path):
             str(target),
         ],
         cwd=tmp_path,
-        env=_env(tmp_path),
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -272,7 +277,6 @@ def test_a_budget_that_runs_out_writes_nothing(tmp_path):
     assert "the time budget of 0.5 s ran out (during: original)" in done.stdout
     assert target.read_bytes() == FIXTURE.read_bytes()
     assert [p.name for p in target.parent.iterdir()] == [FIXTURE.name]
-    assert not list((tmp_path / "tmp").iterdir())
 
 
 SLEEPER = """
@@ -300,14 +304,14 @@ class SleepTest(MultiProcessTestCase):
 """
 
 
-def test_sigterm_stops_at_once_and_leaves_nothing_behind(tmp_path):
+def test_sigterm_stops_at_once_and_leaves_nothing_behind(tmp_path, env):
     pytest.importorskip("torch")
     suite = tmp_path / "suite"
     suite.mkdir()
     target = suite / "test_sleeper.py"
     target.write_text(SLEEPER)
     pids = tmp_path / "pids.txt"
-    env = dict(_env(tmp_path), SLEEPER_PIDS=str(pids))
+    env["SLEEPER_PIDS"] = str(pids)
     process = subprocess.Popen(
         [sys.executable, "-m", "distlint", "migrate", "--verify", str(target)],
         cwd=tmp_path,
@@ -333,7 +337,6 @@ def test_sigterm_stops_at_once_and_leaves_nothing_behind(tmp_path):
     for pid in ranks:
         assert not _alive(pid), f"rank {pid} outlived distlint migrate --verify"
     assert [p.name for p in suite.iterdir()] == ["test_sleeper.py"]
-    assert not list((tmp_path / "tmp").iterdir())
 
 
 def _pids(path: Path) -> list[int]:
@@ -350,3 +353,13 @@ def _alive(pid: int) -> bool:
             return handle.read().split(") ")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_budget_that_is_not_a_positive_number_is_a_usage_error(run_cli, tmp_path, capsys):
+    (tmp_path / "test_x.py").write_text("x = 1\n")
+    with pytest.raises(SystemExit) as exited:
+        run_cli("migrate", "--verify", "--verify-budget", "0", "test_x.py")
+    assert exited.value.code == 2
+    assert "not a positive number of seconds: '0'" in capsys.readouterr().err
+    # A file with nothing to move is not run: nothing to verify, exit 0.
+    assert run_cli("migrate", "--verify", "--check", "test_x.py")[0] == 0

@@ -174,17 +174,15 @@ def _verify(target, result, options, args, err, index: int, count: int):
     def progress(text: str) -> None:
         print(f"verify: file {index + 1} of {count}: {target.path}: {text}", file=err, flush=True)
 
-    with open(target.path, "rb") as handle:
-        source = handle.read()
     tty = getattr(err, "isatty", lambda: False)()
     return Verifier(
         target.path,
-        source,
+        result.original,
         target.config,
         options,
         args.verify_budget,
         progress if tty else None,
-    ).verify()
+    ).verify(result)
 
 
 @contextlib.contextmanager

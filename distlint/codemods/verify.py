@@ -126,8 +126,9 @@ class Verifier:
         self.runs += 1
         return self.runner.run(source, label, **kwargs)
 
-    def verify(self) -> FileVerdict:
-        first = migrate_source(self.source, self.path, self.config, self.options)
+    def verify(self, first: MigrationResult | None = None) -> FileVerdict:
+        """Verify the file; ``first``: its migration with ``options``, when already made."""
+        first = first or migrate_source(self.source, self.path, self.config, self.options)
         verdict = FileVerdict(self.path, first)
         if first.error or not first.changed:
             verdict.verified = first.error is None
@@ -198,6 +199,7 @@ class Verifier:
             if not confirmed and not held_flaky:
                 self._finish(verdict, result, original, forward, renamed, flaky)
                 return
+            self._tally(verdict, result, original, forward, renamed, flaky)
             if any(t not in moved for t in confirmed):
                 stray = sorted(t for t in confirmed if t not in moved)
                 verdict.result = result
@@ -228,6 +230,17 @@ class Verifier:
                 return
 
     def _finish(self, verdict, result, original, forward, renamed, flaky) -> None:
+        self._tally(verdict, result, original, forward, renamed, flaky)
+        if verdict.moved_run == 0:
+            verdict.why_not = (
+                "no moved test ran on this machine (all skipped on both sides): "
+                "nothing shows the migrated file tests the same thing"
+            )
+            return
+        verdict.verified = True
+
+    def _tally(self, verdict, result, original, forward, renamed, flaky) -> None:
+        """The report's figures, from ``forward``: the last run of the migrated file."""
         after = mapped(forward, renamed)
         moved = self._moved_ids(result, renamed, forward)
         verdict.result = result
@@ -239,13 +252,6 @@ class Verifier:
         verdict.not_proven = sorted(
             t for t, o in after.items() if o == "skipped" and original.outcomes.get(t) == "skipped"
         )
-        if verdict.moved_run == 0:
-            verdict.why_not = (
-                "no moved test ran on this machine (all skipped on both sides): "
-                "nothing shows the migrated file tests the same thing"
-            )
-            return
-        verdict.verified = True
 
     # -- who diverged ----------------------------------------------------------------------
     @staticmethod

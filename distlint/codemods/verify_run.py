@@ -10,7 +10,8 @@ both sides of the comparison.
 
 Every run is its own session (``start_new_session``), so that a time-out, Ctrl-C or SIGTERM
 kills pytest *and* every rank, fork server and worker it started (``killpg``), and the scratch
-copy and the report's folder are removed in ``finally`` blocks: nothing is left behind.
+copy and the run's folder (its report, and the ``TMPDIR`` of its processes) are removed in
+``finally`` blocks: nothing is left behind.
 """
 
 from __future__ import annotations
@@ -144,6 +145,11 @@ class Runner:
             ]
             env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
             env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ entry for the scratch copy
+            # What the run's processes put in the temporary directory (torch's per-test store
+            # files, multiprocessing's and the fork server's folders, which a killed run cannot
+            # remove itself) goes with the report's folder.
+            env["TMPDIR"] = str(Path(folder) / "t")
+            os.mkdir(env["TMPDIR"])
             started = time.monotonic()
             try:
                 scratch.write_bytes(source)
