@@ -147,7 +147,10 @@ def run(
                 if verify and result.changed:
                     verdict = _verify(target, result, options, args, err, index, len(found.targets))
                     result = verdict.result
-                    reports.append(verdict.text())
+                    if args.diff:  # the diffs alone on stdout; what was verified, on stderr
+                        err.write(verdict.text())
+                    else:
+                        reports.append(verdict.text())
                     if not verdict.verified:
                         totals.unverified += 1
                         continue  # not written, not shown as a diff: the verdict says why

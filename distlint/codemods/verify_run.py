@@ -138,6 +138,8 @@ class Runner:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                "-p",
+                "no:randomly",  # the order is ours to choose (file order, reversed)
                 f"--junit-xml={report}",
                 "--distlint-fast-spawn",
                 *(["--distlint-reverse-order"] if reverse else []),
