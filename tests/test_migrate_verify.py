@@ -363,3 +363,23 @@ def test_a_budget_that_is_not_a_positive_number_is_a_usage_error(run_cli, tmp_pa
     assert "not a positive number of seconds: '0'" in capsys.readouterr().err
     # A file with nothing to move is not run: nothing to verify, exit 0.
     assert run_cli("migrate", "--verify", "--check", "test_x.py")[0] == 0
+
+
+def test_a_migrated_file_that_reports_no_test_is_not_verified():
+    verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
+    runner = ScriptedRunner(FIXTURE, lambda side, test, before: "passed")
+    plain_run = runner.run
+
+    def run(source, label, reverse=False, select=()):
+        found = plain_run(source, label, reverse, select)
+        if MOVED.encode() in source:  # an import error: pytest collects nothing
+            return RunResult({}, 0.1, 2, "E   ImportError: cannot import name 'X'\n")
+        return found
+
+    runner.run = run
+    verifier.runner = runner
+    verdict = verifier.verify()
+    assert not verdict.verified
+    assert verdict.why_not == (
+        "the migrated file reported no test (pytest exit 2): E   ImportError: cannot import name 'X'"
+    )

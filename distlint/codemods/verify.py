@@ -163,6 +163,13 @@ class Verifier:
         while True:
             renamed = renamed_classes(result)
             forward = self._run(result.migrated or b"", "migrated")
+            if not forward.outcomes:
+                verdict.result = result
+                verdict.why_not = (
+                    f"the migrated file reported no test (pytest exit {forward.returncode}): "
+                    + _last_line(forward.output_tail)
+                )
+                return
             sides = [(forward, False)]
             if not self._diverged(original, forward, renamed, flaky):
                 # Reversed only when file order keeps every outcome: a difference already means
