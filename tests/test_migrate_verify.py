@@ -33,10 +33,12 @@ class ScriptedRunner(Runner):
     """Answers runs from ``outcome(side, test, before, run_number)``: ``before`` are the tests of
     the same side that ran earlier in that run (what a leak on shared ranks depends on)."""
 
-    def __init__(self, path: Path, outcome) -> None:
+    def __init__(self, path: Path, outcome, per_test: tuple[str, ...] = ()) -> None:
         super().__init__(path, deadline=float("inf"))
         self.outcome = outcome
         self.labels: list[str] = []
+        #: ``Class.test`` ids of a class that never moves, run by every whole-file run.
+        self.per_test = per_test
 
     def run(self, source, label, reverse=False, select=()):
         self.labels.append(label + (" reversed" if reverse else ""))
@@ -45,6 +47,8 @@ class ScriptedRunner(Runner):
         ids = list(select) or [
             f"{CLASS if (not migrated or t in held) else MOVED}.{t}" for t in TESTS
         ]
+        if not select:
+            ids += self.per_test
         if reverse:
             ids.reverse()
         outcomes: dict[str, str] = {}
@@ -56,9 +60,9 @@ class ScriptedRunner(Runner):
         return RunResult(outcomes, 1.0 if not migrated else 0.5, 0, "", list(outcomes))
 
 
-def _verify(outcome):
+def _verify(outcome, per_test: tuple[str, ...] = ()):
     verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
-    verifier.runner = ScriptedRunner(FIXTURE, outcome)
+    verifier.runner = ScriptedRunner(FIXTURE, outcome, per_test)
     return verifier.verify(), verifier.runner.labels
 
 
@@ -383,3 +387,22 @@ def test_a_migrated_file_that_reports_no_test_is_not_verified():
     assert verdict.why_not == (
         "the migrated file reported no test (pytest exit 2): E   ImportError: cannot import name 'X'"
     )
+
+
+def test_a_difference_that_is_only_flaky_still_gets_the_reversed_run():
+    """A flaky test that does not move explains the file-order difference; the reversed order
+    must still be run (and compared) before the file counts as verified."""
+    counter = {"runs": 0}
+
+    def outcome(side, test, before):
+        if test == "test_d_gathers" and side == "shared" and "test_a_scales" not in before:
+            return "failed"  # only in reversed order: test_d runs first
+        if test != "test_other":
+            return "passed"
+        counter["runs"] += 1
+        return "passed" if counter["runs"] % 2 else "failed"
+
+    verdict, labels = _verify(outcome, per_test=("OtherTest.test_other",))
+    assert labels[:4] == ["original", "migrated", "migrated, again", "migrated reversed"]
+    assert list(verdict.flaky) == ["OtherTest.test_other"]
+    assert [d.test for d in verdict.demoted] == [f"{CLASS}.test_d_gathers"]

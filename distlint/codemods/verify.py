@@ -160,20 +160,22 @@ class Verifier:
             return
         flaky: dict[str, str] = {}
         result = verdict.result
+        forward: RunResult | None = None
         while True:
             renamed = renamed_classes(result)
-            forward = self._run(result.migrated or b"", "migrated")
-            if not forward.outcomes:
-                verdict.result = result
-                verdict.why_not = (
-                    f"the migrated file reported no test (pytest exit {forward.returncode}): "
-                    + _last_line(forward.output_tail)
-                )
-                return
+            if forward is None:
+                forward = self._run(result.migrated or b"", "migrated")
+                if not forward.outcomes:
+                    verdict.result = result
+                    verdict.why_not = (
+                        f"the migrated file reported no test (pytest exit {forward.returncode}): "
+                        + _last_line(forward.output_tail)
+                    )
+                    return
             sides = [(forward, False)]
             if not self._diverged(original, forward, renamed, flaky):
-                # Reversed only when file order keeps every outcome: a difference already means
-                # another plan, run in both orders again.
+                # Reversed only when file order keeps every outcome (but flaky ones): a difference
+                # already means another plan, run in both orders again.
                 sides.append((self._run(result.migrated or b"", "migrated", reverse=True), True))
             diverged = {
                 test_id: run
@@ -204,6 +206,8 @@ class Verifier:
                 if t in moved
             }
             if not confirmed and not held_flaky:
+                if len(sides) == 1:  # file order differed only by flaky tests: now reversed
+                    continue
                 self._finish(verdict, result, original, forward, renamed, flaky)
                 return
             self._tally(verdict, result, original, forward, renamed, flaky)
@@ -227,6 +231,7 @@ class Verifier:
                 )
                 return
             result = self._migrate()
+            forward = None
             verdict.result = result
             if result.error or not result.changed:
                 verdict.flaky = flaky
