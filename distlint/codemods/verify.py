@@ -64,7 +64,8 @@ class FileVerdict:
         head = f"{self.path}: " + ("verified" if self.verified else "NOT verified, not written")
         lines = [
             head + f": {self.tests_run} tests run, {self.kept} outcomes kept "
-            f"(file order and reversed), {self.moved_run} moved tests ran, "
+            f"{'(file order and reversed)' if self.verified else '(last run)'}, "
+            f"{self.moved_run} moved tests ran, "
             f"{len(self.demoted)} demoted, {len(self.flaky)} flaky; wall {self.seconds_before:.1f} s -> "
             f"{self.seconds_after:.1f} s ({self.runs} runs)"
         ]
