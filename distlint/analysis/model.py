@@ -255,6 +255,10 @@ class Reason(CodedEnum):
         return self.value.short
 
 
+#: Reasons only ``distlint migrate --verify`` gives, from running the tests; the analysis never does.
+FOUND_BY_RUNNING = frozenset({Reason.DIVERGED, Reason.FLAKY})
+
+
 class CreationKind(enum.Enum):
     INIT_PROCESS_GROUP = "init_process_group"  # dist.init_process_group(...) directly
     BACKEND_CONSTRUCTOR = "backend constructor"  # ProcessGroupNCCL(store, rank, size, opts)
