@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from outcome_recorder import FAST_START_FLAG, read_outcomes  # noqa: E402
 
-from distlint.codemods.factories import local_tensor_name  # noqa: E402
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source  # noqa: E402
+from distlint.codemods.verify import renamed_classes  # noqa: E402
 
 RUNTIMES = ("distlint", "torch")
 RUN_TIMEOUT_S = 600
@@ -100,10 +100,7 @@ def check(fixture: Path, work: Path) -> list[str]:
             continue
         (work / runtime).mkdir()
         (work / runtime / fixture.name).write_bytes(result.migrated)
-        renamed = {c.continuous: c.name for c in result.report.classes if c.continuous}
-        renamed.update(
-            {local_tensor_name(new): local_tensor_name(old) for new, old in list(renamed.items())}
-        )
+        renamed = renamed_classes(result)
         migrated = run(work / runtime / fixture.name, fast_start=False)
         print(f"{fixture.name} --runtime {runtime}: {dict(Counter(migrated.values()))}")
         problems += [f"{runtime}: {p}" for p in compare(original, migrated, renamed)]

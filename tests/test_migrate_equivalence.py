@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 from outcome_recorder import read_outcomes
 
-from distlint.codemods.factories import local_tensor_name
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source
+from distlint.codemods.verify import renamed_classes
 
 pytest.importorskip("torch")
 
@@ -139,14 +139,8 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
             directory.mkdir()
             _copy_siblings(directory)
             (directory / fixture.name).write_bytes(result.migrated)
-            renamed = {new: c.name for c in result.report.classes for new in c.continuous_classes()}
-            # A create_local_tensor_test_class twin of a moved class (local_tensor_name of either).
-            renamed.update(
-                {
-                    local_tensor_name(new): local_tensor_name(old)
-                    for new, old in list(renamed.items())
-                }
-            )
+            # Moved classes and their create_local_tensor_test_class twins -> their originals.
+            renamed = renamed_classes(result)
             jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)
             # Migrating again: the original has continuous classes already; named alike on both sides.
             jobs[(fixture.name, "original")][1].update(renamed)

@@ -235,6 +235,24 @@ class Reason(CodedEnum):
         many="are inherited by a subclass that cannot share a PG",
         short="inherited by a subclass that cannot share a PG",
     )
+    #: Found by running (``distlint migrate --verify``), never by the static analysis: on shared
+    #: ranks the test's outcome, or that of another test, differs from the per-test original's.
+    DIVERGED = ReasonText(
+        "diverged",
+        "run on shared ranks, it or a test near it ends differently than per test",
+        one="ends differently on shared ranks",
+        many="end differently on shared ranks",
+        short="diverged on shared ranks",
+    )
+    #: Found by running: the outcome changed between two runs of the same file, so no run can
+    #: prove that moving it keeps it (it stays as it was written).
+    FLAKY = ReasonText(
+        "flaky",
+        "its outcome changes between two runs of the same code",
+        one="is flaky",
+        many="are flaky",
+        short="flaky",
+    )
 
     def phrase(self, count: int) -> str:
         """The count phrase for ``count`` tests (the verb agrees with it)."""
@@ -243,6 +261,10 @@ class Reason(CodedEnum):
     @property
     def short(self) -> str:
         return self.value.short
+
+
+#: Reasons only ``distlint migrate --verify`` gives, from running the tests; the analysis never does.
+FOUND_BY_RUNNING = frozenset({Reason.DIVERGED, Reason.FLAKY})
 
 
 class CreationKind(enum.Enum):

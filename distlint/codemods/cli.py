@@ -2,12 +2,16 @@
 
     distlint migrate [PATH ...] [--write | --check | --diff] [--runtime distlint|torch]
                      [--class-suffix S] [--jobs N] [--no-cache] [--cache-dir DIR]
+                     [--verify [--verify-budget S]]
 
 * default: print each changed file's unified diff, then the per-class report; write nothing;
 * ``--diff``: the diffs only (feed them to ``git apply``);
 * ``--check``: the report, and exit 1 when any file would change (for CI);
 * ``--write``: apply the changes (verified, temp file + atomic replace, mode kept) and
   print the report.
+* ``--verify`` (with any of them): before anything is shown or written, run each file that
+  would change, original and migrated, under pytest and keep only moves that keep every outcome
+  (:mod:`distlint.codemods.verify`); a file that cannot be verified is not written (exit 1).
 
 Files go through ``check``'s pipeline (:mod:`distlint.codemods.migrate_tree`: discovery, the
 pre-screen, worker processes, a per-file cache); output is in path order; a terminal's stderr
@@ -23,13 +27,17 @@ invocation (a path that does not exist, a bad ``[tool.distlint]`` table).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    pass
+    from distlint.codemods.verify import FileVerdict
+    from distlint.config import Config
 
 from distlint.codemods.migrate_continuous import (
     DEFAULT_SUFFIX,
@@ -37,11 +45,14 @@ from distlint.codemods.migrate_continuous import (
     MigrateOptions,
     MigrationResult,
 )
+from distlint.codemods.verify import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
     from distlint.engine import ProgressCallback
 
 EXIT_OK, EXIT_CHANGES_OR_ERRORS, EXIT_USAGE = 0, 1, 2
+#: Ctrl-C or SIGTERM during ``--verify`` (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 
 def _suffix(text: str) -> str:
@@ -102,6 +113,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="cache directory (default: .distlint_cache at the project root, "
         "or $DISTLINT_CACHE_DIR)",
     )
+    _add_verify_arguments(parser)
 
 
 def _positive_int(text: str) -> int:
@@ -114,6 +126,32 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each file that would change, original and migrated (also in reversed order), "
+        "under pytest; tests whose outcomes differ stay behind; only verified files are written",
+    )
+    parser.add_argument(
+        "--verify-budget",
+        type=_seconds,
+        default=DEFAULT_BUDGET_S,
+        metavar="S",
+        help=f"seconds all runs of one file may take under --verify (default: {DEFAULT_BUDGET_S:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
+
+
 @dataclass
 class _Totals:
     files: int = 0
@@ -121,6 +159,7 @@ class _Totals:
     moved: int = 0
     left: int = 0
     errors: int = 0
+    unverified: int = 0
 
 
 def run(
@@ -161,10 +200,30 @@ def run(
         usage_error = usage_error or diagnostic.usage
     totals = _Totals()
     reports: list[str] = []
-    for result in tree.results:
-        report = handle_result(result, args, out, err, totals)
-        if report:
-            reports.append(report)
+    verify = getattr(args, "verify", False)
+    with _stop_on_sigterm() if verify else contextlib.nullcontext():
+        try:
+            for index, (result, config) in enumerate(zip(tree.results, tree.configs)):
+                if verify and result.changed:
+                    verdict = _verify(
+                        result, config, options.migrate, args, err, index, len(tree.results)
+                    )
+                    result = verdict.result
+                    if args.diff:  # the diffs alone on stdout; what was verified, on stderr
+                        err.write(verdict.text())
+                    else:
+                        reports.append(verdict.text())
+                    if not verdict.verified:
+                        totals.files += 1
+                        totals.unverified += 1
+                        continue  # not written, not shown as a diff: the verdict says why
+                report = handle_result(result, args, out, err, totals)
+                if report:
+                    reports.append(report)
+        except KeyboardInterrupt:
+            out.flush()
+            print("distlint migrate: interrupted; nothing further written", file=err)
+            return EXIT_INTERRUPTED
     if not args.diff:
         for text in reports:
             out.write(text)
@@ -172,9 +231,49 @@ def run(
     out.flush()
     if usage_error:
         return EXIT_USAGE
-    if totals.errors or (args.check and totals.changed):
+    if totals.errors or totals.unverified or (args.check and totals.changed):
         return EXIT_CHANGES_OR_ERRORS
     return EXIT_OK
+
+
+def _verify(
+    result: MigrationResult,
+    config: Config,
+    options: MigrateOptions,
+    args: argparse.Namespace,
+    err: TextIO,
+    index: int,
+    count: int,
+) -> FileVerdict:
+    from distlint.codemods.verify import Verifier
+
+    def progress(text: str) -> None:
+        print(f"verify: file {index + 1} of {count}: {result.path}: {text}", file=err, flush=True)
+
+    tty = getattr(err, "isatty", lambda: False)()
+    return Verifier(
+        result.path,
+        result.original,
+        config,
+        options,
+        args.verify_budget,
+        progress if tty else None,
+    ).verify(result)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM stops like Ctrl-C: the runs' ``finally`` blocks kill their process groups and
+    remove the scratch copies before the command exits."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def handle_result(

@@ -44,6 +44,8 @@ class TreeMigration:
     #: One result per discovered file, in discovery's order.
     results: list[MigrationResult]
     diagnostics: list[Diagnostic]
+    #: Each result's configuration (what ``--verify`` runs it with), in the same order.
+    configs: list[Config] = field(default_factory=list)
     cache_hits: int = 0
     #: Worker processes used (0: everything ran in this process).
     workers: int = 0
@@ -126,7 +128,8 @@ def migrate_tree(options: TreeOptions, resolver: ConfigResolver | None = None) -
     # Discovery's order (the paths as given, each directory walked in sorted order), not the
     # workers' completion order.
     ordered = [results[target.path] for target in found.targets]
-    return TreeMigration(ordered, found.diagnostics, hits, workers)
+    configs = [target.config for target in found.targets]
+    return TreeMigration(ordered, found.diagnostics, configs, hits, workers)
 
 
 def _internal(result: MigrationResult) -> bool:

@@ -28,7 +28,7 @@ base is in :mod:`distlint.codemods.bases`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -72,9 +72,17 @@ from distlint.metadata import node_spans
 
 class Planner:
     def __init__(
-        self, wrapper: MetadataWrapper, analysis: ModuleAnalysis, config: Config, suffix: str
+        self,
+        wrapper: MetadataWrapper,
+        analysis: ModuleAnalysis,
+        config: Config,
+        suffix: str,
+        hold: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         self.wrapper = wrapper
+        #: ``Class.test`` -> ``(code, text)``: tests to leave in place although they could move
+        #: (what ``migrate --verify`` found by running them).
+        self.hold = dict(hold or {})
         self.module = wrapper.module
         self.analysis = analysis
         self.config = config
@@ -347,6 +355,9 @@ class Planner:
                     decision.moved = True
                     if test_variant(test) and cls.parent is not None:
                         decision.leave(Why.OPTIONS_VARIANT.code, Why.OPTIONS_VARIANT.text)
+                held = self.hold.get(f"{cls.name}.{test.name}")
+                if held is not None and decision.moved:
+                    decision.leave(*held)
         # Class refusals flow down to subclasses (they run the same setUp, the same members).
         for cls in self.order:
             for ancestor in cls.mro()[1:]:

@@ -13,7 +13,9 @@ of every file that imports ``distlint.runtime``, and for every per-test class wi
 
 ``DISTLINT_FAST_START=0`` turns it off everywhere.  The former spellings
 (``--distlint-fast-spawn``, ``distlint_fast_spawn``, ``DISTLINT_FAST_SPAWN``) still work.
-Then, in each process that runs tests (under pytest-xdist: each worker, not the controller):
+``--distlint-reverse-order`` runs the collected tests last to first (what ``distlint migrate
+--verify`` uses to show that a migrated file does not depend on the order its tests share ranks
+in).  Then, in each process that runs tests (under pytest-xdist: each worker, not the controller):
 
 * the fork server starts (at once when asked for everywhere; at the first collected per-test
   class of an opted-in file otherwise) and imports torch and torch's test helpers;
@@ -34,13 +36,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
+import pytest  # this module is only ever loaded by pytest (a pytest11 entry point)
 
 OPTION = "--distlint-fast-start"
 INI = "distlint_fast_start"
 #: The former names of the option and the ini key, still accepted.
 OPTION_ALIASES = ("--distlint-fast-spawn",)
 INI_ALIASES = ("distlint_fast_spawn",)
+REVERSE_OPTION = "--distlint-reverse-order"
 _DEST = "distlint_fast_start"
 
 
@@ -60,6 +63,19 @@ def pytest_addoption(parser: Any) -> None:
     parser.addini(INI, type="bool", default=False, help=f"as {OPTION}")
     for alias in INI_ALIASES:
         parser.addini(alias, type="bool", default=False, help=f"former name of {INI}")
+    group.addoption(
+        REVERSE_OPTION,
+        action="store_true",
+        dest="distlint_reverse_order",
+        default=False,
+        help="run the collected tests in reverse order (last class first, its last test first)",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after any plugin that filters or reorders the items
+def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> None:
+    if config.getoption("distlint_reverse_order", default=False):
+        items.reverse()
 
 
 def requested(config: Any) -> bool:

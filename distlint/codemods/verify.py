@@ -1,0 +1,447 @@
+"""``distlint migrate --verify``: run the original and the migrated file, keep what keeps outcomes.
+
+For a file that would change: the original runs once (per-test classes with fast start), the
+migrated version twice (in file order and reversed, :mod:`distlint.codemods.verify_run`), and the
+outcomes are compared per ``Class.test`` id, moved classes named as their originals. A difference
+is confirmed by running both sides again: a test whose outcome changes between two runs of the
+same side is *flaky* (it stays where it was written, reason ``flaky``: no run can prove that
+moving it keeps it). A confirmed difference of a moved test demotes it (reason ``diverged``);
+when the test passes on shared ranks alone, the moved test before it that makes it fail is
+looked for (runs of halves of the tests before it) and demoted instead, naming the test it
+disturbs. The file is then migrated again without the demoted tests, until the outcomes match
+or nothing is left to move. Everything runs under one time budget per file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from distlint.analysis.model import Reason
+from distlint.codemods.factories import LOCAL_TENSOR_SUFFIX, local_tensor_name
+from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
+from distlint.codemods.verify_run import MISSING, BudgetExceeded, Runner, RunResult
+from distlint.config import Config
+
+#: Per file, all runs together: a 50-test PyTorch file takes about a minute a run with fast start,
+#: and a file with demotions needs several runs.
+DEFAULT_BUDGET_S = 1800.0
+#: Runs that look for the test that disturbs another (halving the tests before it), per disturbed test.
+MAX_SEARCH_RUNS = 6
+
+
+@dataclass
+class Demotion:
+    test: str  # ``Class.test``, the class that defines it
+    code: str
+    text: str
+
+
+@dataclass
+class FileVerdict:
+    """What ``--verify`` found for one file; ``result`` is the migration to use (with demotions)."""
+
+    path: str
+    result: MigrationResult
+    verified: bool = False
+    #: Why the file is not verified (it is not written).
+    why_not: str = ""
+    tests_run: int = 0
+    kept: int = 0
+    moved_run: int = 0
+    demoted: list[Demotion] = field(default_factory=list)
+    #: ``Class.test`` -> the outcomes its runs gave (not moved).
+    flaky: dict[str, str] = field(default_factory=dict)
+    #: Skipped on both sides: nothing shows that moving them keeps what they test.
+    not_proven: list[str] = field(default_factory=list)
+    seconds_before: float = 0.0
+    seconds_after: float = 0.0
+    runs: int = 0
+
+    def text(self) -> str:
+        head = f"{self.path}: " + ("verified" if self.verified else "NOT verified, not written")
+        lines = [
+            head + f": {self.tests_run} tests run, {self.kept} outcomes kept "
+            f"{'(file order and reversed)' if self.verified else '(last run)'}, "
+            f"{self.moved_run} moved tests ran, "
+            f"{len(self.demoted)} demoted, {len(self.flaky)} flaky; wall {self.seconds_before:.1f} s -> "
+            f"{self.seconds_after:.1f} s ({self.runs} runs)"
+        ]
+        if self.why_not:
+            lines.append(f"  why: {self.why_not}")
+        lines += [f"  demoted  {d.test}  [{d.code}] {d.text}" for d in self.demoted]
+        lines += [
+            f"  flaky    {test}  [{Reason.FLAKY.code}] {outcomes}: not moved"
+            for test, outcomes in self.flaky.items()
+        ]
+        if self.not_proven:
+            lines.append(
+                "  not proven on this machine (skipped on both sides): "
+                + ", ".join(self.not_proven)
+            )
+        return "\n".join(lines) + "\n"
+
+
+def renamed_classes(result: MigrationResult) -> dict[str, str]:
+    """Migrated class name -> the original class its tests came from (local-tensor twins too)."""
+    renamed = {new: c.name for c in result.report.classes for new in c.continuous_classes()}
+    renamed.update({local_tensor_name(new): local_tensor_name(old) for new, old in renamed.items()})
+    return renamed
+
+
+def mapped(run: RunResult, renamed: Mapping[str, str]) -> dict[str, str]:
+    """``run``'s outcomes with migrated classes named as their originals."""
+    out: dict[str, str] = {}
+    for test_id, outcome in run.outcomes.items():
+        cls, test = test_id.split(".", 1)
+        out[f"{renamed.get(cls, cls)}.{test}"] = outcome
+    return out
+
+
+def differences(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """Ids whose outcome differs (a test only one side ran counts as ``missing`` on the other)."""
+    ids = list(before) + [i for i in after if i not in before]
+    return [i for i in ids if before.get(i, MISSING) != after.get(i, MISSING)]
+
+
+class Verifier:
+    def __init__(
+        self,
+        path: str,
+        source: bytes,
+        config: Config,
+        options: MigrateOptions,
+        budget_s: float = DEFAULT_BUDGET_S,
+        progress: Callable[[str], None] | None = None,
+        pytest_args: Sequence[str] = (),
+    ) -> None:
+        self.path, self.source, self.config, self.options = path, source, config, options
+        self.budget_s = budget_s
+        self.hold: dict[str, tuple[str, str]] = {}
+        self.runner = Runner(Path(path), time.monotonic() + budget_s, progress, pytest_args)
+        self.runs = 0
+
+    def _run(self, source: bytes, label: str, **kwargs: Any) -> RunResult:
+        self.runs += 1
+        return self.runner.run(source, label, **kwargs)
+
+    def verify(self, first: MigrationResult | None = None) -> FileVerdict:
+        """Verify the file; ``first``: its migration with ``options``, when already made."""
+        first = first or migrate_source(self.source, self.path, self.config, self.options)
+        verdict = FileVerdict(self.path, first)
+        if first.error or not first.changed:
+            verdict.verified = first.error is None
+            return verdict
+        try:
+            self._verify(verdict)
+        except BudgetExceeded as exc:
+            verdict.verified = False
+            verdict.why_not = (
+                f"the time budget of {self.budget_s:g} s ran out (during: {exc}); "
+                "raise it with --verify-budget"
+            )
+        verdict.runs = self.runs
+        return verdict
+
+    def _migrate(self) -> MigrationResult:
+        return migrate_source(
+            self.source, self.path, self.config, replace(self.options, hold=dict(self.hold))
+        )
+
+    def _verify(self, verdict: FileVerdict) -> None:
+        original = self._run(self.source, "original")
+        verdict.seconds_before = original.seconds
+        if not original.outcomes:
+            verdict.why_not = (
+                f"the original reported no test (pytest exit {original.returncode}): "
+                + _last_line(original.output_tail)
+            )
+            return
+        flaky: dict[str, str] = {}
+        result = verdict.result
+        forward: RunResult | None = None
+        while True:
+            renamed = renamed_classes(result)
+            if forward is None:
+                forward = self._run(result.migrated or b"", "migrated")
+                if not forward.outcomes:
+                    verdict.result = result
+                    verdict.why_not = (
+                        f"the migrated file reported no test (pytest exit {forward.returncode}): "
+                        + _last_line(forward.output_tail)
+                    )
+                    return
+            sides = [(forward, False)]
+            if not self._diverged(original, forward, renamed, flaky):
+                # Reversed only when file order keeps every outcome (but flaky ones): a difference
+                # already means another plan, run in both orders again.
+                sides.append((self._run(result.migrated or b"", "migrated", reverse=True), True))
+            diverged = {
+                test_id: run
+                for run, _ in reversed(sides)
+                for test_id in differences(original.outcomes, mapped(run, renamed))
+                if test_id not in flaky
+            }
+            if diverged:  # confirm: the migrated side again, then the original; a change is flaky
+                for run, reverse in sides:
+                    if not any(r is run for r in diverged.values()):
+                        continue
+                    again = self._run(result.migrated or b"", "migrated, again", reverse=reverse)
+                    for test_id in differences(mapped(run, renamed), mapped(again, renamed)):
+                        flaky.setdefault(
+                            test_id, _outcomes(test_id, run, again, renamed, "migrated file")
+                        )
+                pending = sorted(t for t in diverged if t not in flaky and t in original.outcomes)
+                if pending:  # the original runs per test: the tests in question alone say the same
+                    again = self._run(self.source, "original, again", select=pending)
+                    for test_id in pending:
+                        if again.outcomes.get(test_id, MISSING) != original.outcomes[test_id]:
+                            flaky[test_id] = _outcomes(test_id, original, again, {}, "original")
+            confirmed = {t: run for t, run in diverged.items() if t not in flaky}
+            moved = self._moved_ids(result, renamed, forward)
+            held_flaky = {
+                t: (Reason.FLAKY.code, f"{Reason.FLAKY.value.text} ({flaky[t]})")
+                for t in flaky
+                if t in moved
+            }
+            if not confirmed and not held_flaky:
+                if len(sides) == 1:  # file order differed only by flaky tests: now reversed
+                    continue
+                self._finish(verdict, result, original, forward, renamed, flaky)
+                return
+            self._tally(verdict, result, original, forward, renamed, flaky)
+            if any(t not in moved for t in confirmed):
+                stray = sorted(t for t in confirmed if t not in moved)
+                verdict.result = result
+                verdict.why_not = (
+                    "tests that do not move end differently when the others move: "
+                    + ", ".join(f"{t} ({_pair(original, confirmed[t], t, renamed)})" for t in stray)
+                )
+                return
+            held_before = dict(self.hold)
+            for test_id, key in held_flaky.items():
+                self.hold[self._defining(result, test_id)] = key
+            for test_id, run in self._whole_classes(verdict, result, original, confirmed, renamed):
+                self._demote(verdict, result, original, run, test_id, renamed)
+            if self.hold == held_before:  # nothing distlint can leave behind explains it
+                verdict.why_not = (
+                    "outcomes differ, and no moved test can be named as the cause: "
+                    + (", ".join(sorted(confirmed or held_flaky)))
+                )
+                return
+            result = self._migrate()
+            forward = None
+            verdict.result = result
+            if result.error or not result.changed:
+                verdict.flaky = flaky
+                verdict.why_not = (
+                    result.error or "every moved test was demoted: nothing left to move"
+                )
+                verdict.verified = False
+                return
+
+    def _finish(
+        self,
+        verdict: FileVerdict,
+        result: MigrationResult,
+        original: RunResult,
+        forward: RunResult,
+        renamed: Mapping[str, str],
+        flaky: dict[str, str],
+    ) -> None:
+        self._tally(verdict, result, original, forward, renamed, flaky)
+        if verdict.moved_run == 0:
+            verdict.why_not = (
+                "no moved test ran on this machine (all skipped on both sides): "
+                "nothing shows the migrated file tests the same thing"
+            )
+            return
+        verdict.verified = True
+
+    def _tally(
+        self,
+        verdict: FileVerdict,
+        result: MigrationResult,
+        original: RunResult,
+        forward: RunResult,
+        renamed: Mapping[str, str],
+        flaky: dict[str, str],
+    ) -> None:
+        """The report's figures, from ``forward``: the last run of the migrated file."""
+        after = mapped(forward, renamed)
+        moved = self._moved_ids(result, renamed, forward)
+        verdict.result = result
+        verdict.flaky = flaky
+        verdict.seconds_after = forward.seconds
+        verdict.tests_run = len(after)
+        verdict.kept = sum(1 for t, o in after.items() if original.outcomes.get(t) == o)
+        verdict.moved_run = sum(1 for t in moved if after.get(t) not in ("skipped", MISSING))
+        verdict.not_proven = sorted(
+            t for t, o in after.items() if o == "skipped" and original.outcomes.get(t) == "skipped"
+        )
+
+    # -- who diverged ----------------------------------------------------------------------
+    @staticmethod
+    def _diverged(
+        original: RunResult, run: RunResult, renamed: Mapping[str, str], flaky: dict[str, str]
+    ) -> bool:
+        return any(t not in flaky for t in differences(original.outcomes, mapped(run, renamed)))
+
+    def _moved_ids(
+        self, result: MigrationResult, renamed: Mapping[str, str], run: RunResult
+    ) -> set[str]:
+        """Original ids of the tests that run in a migrated class."""
+        return {
+            f"{renamed[cls]}.{test}"
+            for cls, test in (t.split(".", 1) for t in run.outcomes)
+            if cls in renamed
+        }
+
+    def _defining(self, result: MigrationResult, test_id: str) -> str:
+        """``Class.test`` of the class whose decision moved ``test_id`` (twins and subclasses
+        inherit their moved tests from it)."""
+        cls, test = test_id.split(".", 1)
+        reports = {c.name: c for c in result.report.classes}
+        if cls not in reports and cls.endswith(LOCAL_TENSOR_SUFFIX):
+            cls = cls[: -len(LOCAL_TENSOR_SUFFIX)]
+        seen = set()
+        while cls in reports and cls not in seen:
+            seen.add(cls)
+            if test in reports[cls].moved:
+                return f"{cls}.{test}"
+            cls = (reports[cls].inherits_from or [""])[0]
+        return test_id
+
+    def _whole_classes(
+        self,
+        verdict: FileVerdict,
+        result: MigrationResult,
+        original: RunResult,
+        confirmed: dict[str, RunResult],
+        renamed: Mapping[str, str],
+    ) -> Iterator[tuple[str, RunResult]]:
+        """Demote at once the tests of a migrated class every test of which diverged, when its
+        first test diverges alone too (the class fails on shared ranks as a whole: its PG, its
+        world size...), rather than one run per test; yield the other diverged tests."""
+        by_class: dict[str, list[str]] = {}
+        for test_id in confirmed:
+            migrated_id = _migrated_id(test_id, {new: old for old, new in renamed.items()})
+            by_class.setdefault(migrated_id.split(".", 1)[0], []).append(test_id)
+        for cls, ids in by_class.items():
+            run = confirmed[ids[0]]
+            ran = [t for t in run.order if t.split(".", 1)[0] == cls]
+            if cls not in renamed or len(ids) < 2 or len(ids) != len(ran):
+                yield from ((t, confirmed[t]) for t in ids)
+                continue
+            first = mapped_id(ran[0], renamed)
+            alone = self._run(result.migrated or b"", f"migrated, {first} alone", select=ran[:1])
+            if mapped(alone, renamed).get(first, MISSING) == original.outcomes.get(first):
+                yield from ((t, confirmed[t]) for t in ids)
+                continue
+            for test_id in ids:
+                self._hold(
+                    verdict,
+                    result,
+                    test_id,
+                    f"every test of {cls} ends differently on shared ranks, the first alone too "
+                    f"({_pair(original, confirmed[test_id], test_id, renamed)})",
+                )
+
+    def _demote(
+        self,
+        verdict: FileVerdict,
+        result: MigrationResult,
+        original: RunResult,
+        run: RunResult,
+        test_id: str,
+        renamed: Mapping[str, str],
+    ) -> None:
+        to_migrated = {old: new for new, old in renamed.items()}
+        migrated_id = _migrated_id(test_id, to_migrated)
+        pair = _pair(original, run, test_id, renamed)
+        alone = self._run(
+            result.migrated or b"", f"migrated, {test_id} alone", select=[migrated_id]
+        )
+        if mapped(alone, renamed).get(test_id, MISSING) != original.outcomes.get(test_id):
+            self._hold(verdict, result, test_id, f"ends differently on shared ranks ({pair})")
+            return
+        order = [t for t in run.order if t.split(".", 1)[0] in renamed]
+        before = order[: order.index(migrated_id)] if migrated_id in order else []
+        culprit = self._search(result, renamed, test_id, migrated_id, before, original)
+        if culprit is None:
+            self._hold(
+                verdict,
+                result,
+                test_id,
+                f"passes alone but ends differently after the tests before it on shared ranks ({pair})",
+            )
+            return
+        self._hold(
+            verdict,
+            result,
+            mapped_id(culprit, renamed),
+            f"changes the outcome of {test_id} run after it on shared ranks ({pair})",
+        )
+
+    def _search(
+        self,
+        result: MigrationResult,
+        renamed: Mapping[str, str],
+        test_id: str,
+        migrated_id: str,
+        before: Sequence[str],
+        original: RunResult,
+    ) -> str | None:
+        """The test of ``before`` after which ``migrated_id`` ends differently, by halves."""
+        expected = original.outcomes.get(test_id)
+        candidates = list(before)
+        for _ in range(MAX_SEARCH_RUNS):
+            if not candidates:
+                return None
+            if len(candidates) == 1:
+                return candidates[0]
+            half = candidates[: len(candidates) // 2]
+            probe = self._run(
+                result.migrated or b"",
+                f"migrated, who disturbs {test_id}",
+                select=[*half, migrated_id],
+            )
+            disturbed = mapped(probe, renamed).get(test_id, MISSING) != expected
+            candidates = half if disturbed else candidates[len(half) :]
+        return None
+
+    def _hold(self, verdict: FileVerdict, result: MigrationResult, test_id: str, text: str) -> None:
+        key = self._defining(result, test_id)
+        self.hold[key] = (Reason.DIVERGED.code, text)
+        verdict.demoted.append(Demotion(key, Reason.DIVERGED.code, text))
+
+
+def mapped_id(migrated_id: str, renamed: Mapping[str, str]) -> str:
+    cls, test = migrated_id.split(".", 1)
+    return f"{renamed.get(cls, cls)}.{test}"
+
+
+def _migrated_id(test_id: str, to_migrated: Mapping[str, str]) -> str:
+    cls, test = test_id.split(".", 1)
+    return f"{to_migrated.get(cls, cls)}.{test}"
+
+
+def _pair(original: RunResult, run: RunResult, test_id: str, renamed: Mapping[str, str]) -> str:
+    after = mapped(run, renamed).get(test_id, MISSING)
+    return f"{original.outcomes.get(test_id, MISSING)} per test, {after} on shared ranks"
+
+
+def _outcomes(
+    test_id: str, first: RunResult, second: RunResult, renamed: Mapping[str, str], side: str
+) -> str:
+    a = mapped(first, renamed).get(test_id, MISSING)
+    b = mapped(second, renamed).get(test_id, MISSING)
+    return f"{a}, then {b} in two runs of the {side}"
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
