@@ -23,6 +23,7 @@ import pytest
 from conftest import EXTERNAL_BASE_SOURCE
 
 from distlint.codemods.factories import local_tensor_name
+from distlint.codemods.layout import LINE_LENGTH
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.config import Config
 from distlint.linter import lint_source
@@ -92,6 +93,49 @@ def test_second_run_changes_nothing(case: Path, runtime: str) -> None:
 
 #: Fixtures that are not already on distlint's runtime (a file migrated once with it is not).
 NOT_ON_DISTLINT = [c for c in CHANGED if b"from distlint" not in c.read_bytes()]
+
+
+# -- PR-ready layout (no formatter at test time) -----------------------------------------------
+
+
+def _import_lists(text: str) -> dict[str, str]:
+    """module -> the code of its ``from module import ...`` statement."""
+    found = {}
+    for statement in cst.parse_module(text).body:
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(
+            statement.body[0], cst.ImportFrom
+        ):
+            node = statement.body[0]
+            module = cst.Module([]).code_for_node(node.module) if node.module else ""
+            found[module] = cst.Module([]).code_for_node(statement)
+    return found
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+def test_migrated_lines_need_no_formatter(case: Path, runtime: str) -> None:
+    """No trailing whitespace, no added line over black's 88, an import list written one name per
+    line stays so, and sorted (PyTorch's lint job runs black and usort)."""
+    original = case.read_text()
+    migrated = _migrate(case, runtime).migrated.decode()  # shared with the tests above
+    before = set(original.splitlines())
+    for number, line in enumerate(migrated.splitlines(), 1):
+        assert line == line.rstrip(), f"{case.name}:{number} ({runtime}) ends in whitespace"
+        if line not in before:
+            assert len(line) <= LINE_LENGTH, f"{case.name}:{number} ({runtime}) is too long"
+            assert "( " not in line and not line.endswith("( "), f"{case.name}:{number}: {line!r}"
+    originals, results = _import_lists(original), _import_lists(migrated)
+    for module, statement in results.items():
+        written = originals.get(module)
+        if written is None or statement == written:
+            continue
+        names = re.findall(r"[\w.]+(?: as \w+)?(?=,|\s*\)|\s*$)", statement.split(" import ")[1])
+        if "(\n" in written:  # one name per line, a trailing comma: it stays so
+            assert statement == (
+                f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")\n"
+            ), statement
+        order = [n.split(" as ")[0] for n in names]
+        assert order == sorted(order, key=str.casefold), f"{module}: {order} is not sorted"
 
 
 @pytest.mark.parametrize("case", NOT_ON_DISTLINT, ids=lambda p: p.name)

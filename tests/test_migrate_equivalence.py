@@ -44,10 +44,11 @@ RUNTIMES = ("distlint", "torch")
 TORCH_RUNTIME_FIXTURES = ("test_gloo_subclass_env.py", "test_gloo_c10d_shaped.py") + (
     ("test_gloo_helper_pg.py",) if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1" else ()
 )
-#: Fixtures always also run on torch's continuous base: the DTensor one (torch's
+#: Fixtures always also run on torch's continuous base: the DTensor ones (torch's
 #: DTensorContinuousTestBase and LocalDTensorContinuousTestBase are what PyTorch's own files
-#: convert to). The FSDP and DistributedTestBase ones with DISTLINT_TEST_TORCH_RUNTIME=1.
-TORCH_RUNTIME_FIXTURES += ("test_gloo_dtensor_ops.py",) + (
+#: convert to; a twin reads the class's world_size before any instance exists). The FSDP and
+#: DistributedTestBase ones with DISTLINT_TEST_TORCH_RUNTIME=1.
+TORCH_RUNTIME_FIXTURES += ("test_gloo_dtensor_ops.py", "test_gloo_dtensor_world_size.py") + (
     ("test_gloo_fsdp_style.py", "test_gloo_distributed_base.py")
     if os.environ.get("DISTLINT_TEST_TORCH_RUNTIME") == "1"
     else ()

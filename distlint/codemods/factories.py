@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from distlint.analysis.names import dotted_name
+from distlint.codemods.layout import call_layout
 
 INSTANTIATE = "instantiate_parametrized_tests"
 LOCAL_TENSOR = "create_local_tensor_test_class"
@@ -85,32 +86,22 @@ def twin(
     args: list[cst.Arg] = [call.args[0].with_changes(value=cst.Name(continuous)), *call.args[1:]]
     if factory.kind == LOCAL_TENSOR:
         assert local_base is not None
-        # Laid out as the call's other arguments are (one per line keeps one per line).
-        trailing = args[-1].comma
-        between = (
-            args[-2].comma
-            if len(args) > 1
-            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        )
-        if not isinstance(trailing, cst.Comma):
-            trailing, between = (
-                cst.MaybeSentinel.DEFAULT,
-                cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-            )
-        args[-1] = args[-1].with_changes(comma=between)
         args.append(
             cst.Arg(
                 keyword=cst.Name("base_class"),
                 value=cst.Name(local_base),
-                comma=trailing,
                 equal=cst.AssignEqual(
                     whitespace_before=cst.SimpleWhitespace(""),
                     whitespace_after=cst.SimpleWhitespace(""),
                 ),
             )
         )
+    # black's layout; one argument per line stays so (a trailing comma: black's "magic" one).
+    exploded = isinstance(call.args[-1].comma, cst.Comma)
     new_call = call.with_changes(args=args)
     small = factory.statement.body[0]
+    prefix = f"{local_tensor_name(continuous)} = " if isinstance(small, cst.Assign) else ""
+    new_call = call_layout(prefix, new_call, exploded)
     if isinstance(small, cst.Assign):
         small = small.with_changes(
             targets=[small.targets[0].with_changes(target=cst.Name(local_tensor_name(continuous)))],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -28,14 +29,19 @@ from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
+from distlint.analysis.pg.class_eligibility import uses_class_opts
 from distlint.analysis.pg.eligibility import OptionsVariant
 from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX
 from distlint.codemods import members as m
-from distlint.codemods.bases.multi_process_test_case import environment_statements
+from distlint.codemods.bases.multi_process_test_case import (
+    environment_statements,
+    gloo_options_statements,
+)
 from distlint.codemods.bases.spec import Target, class_statements
 from distlint.codemods.existing import ExistingClass, extended, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
+from distlint.codemods.layout import INDENT, LINE_LENGTH, class_header_layout, import_layout
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
@@ -43,6 +49,7 @@ from distlint.codemods.rewrite import (
     DROP_FINALLY,
     REMOVE,
     RewriteError,
+    constant_property_as_attribute,
     strip_blank_leading,
     to_classmethod,
     with_blank_leading,
@@ -257,7 +264,12 @@ class _Emitter:
         emitted = {id(cls.node): self._emit_class(cls) for cls in self.plan.classes}
         for statement in self.plan.module.body:
             if id(statement) in emitted:
-                body.extend(emitted[id(statement)])
+                body.extend(
+                    c
+                    if c is statement or not isinstance(c, cst.ClassDef)
+                    else class_header_layout(c)
+                    for c in emitted[id(statement)]
+                )
                 continue
             factory = instantiated.get(id(statement))
             if factory is not None:
@@ -280,7 +292,8 @@ class _Emitter:
         if switch_runner:
             module, (runner_module, runner, alias) = finish_runner(module)
             module = add_imports(module, [ImportSpec(runner_module, runner, alias)])
-        return _ensure_main_block(module, self.options, self.runners)
+        module = _ensure_main_block(module, self.options, self.runners)
+        return import_layout(self.plan.module, module)
 
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
@@ -346,6 +359,10 @@ class _Emitter:
             statement, cst.FunctionDef
         ):
             statement = to_classmethod(statement)
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "world_size":
+            attribute = constant_property_as_attribute(statement)
+            if attribute is not None:
+                return attribute
         return _movable(statement, cls.name)
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
@@ -532,7 +549,29 @@ class _Emitter:
         constant = cls.base.default_world_size.get(self.options.runtime)
         if default_world_size and constant is not None:
             self.needed[constant] = constant.name
-        return class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
+        out = class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
+        if (
+            self.options.runtime == "torch"
+            and cls.analysis.backend == "gloo"
+            and uses_class_opts(cls.analysis)
+            and not cls.mro_defines("_init_pg")
+        ):
+            out += gloo_options_statements(self._torch_distributed())
+        return out
+
+    def _torch_distributed(self) -> str:
+        """The name the module binds ``torch.distributed`` to (``import torch.distributed as dist``
+        is added when it binds none)."""
+        for statement in self.plan.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for name in small.names:
+                        if name.evaluated_name == "torch.distributed":
+                            return name.evaluated_alias or "torch.distributed"
+        self.imports.add(ImportSpec("torch.distributed", None, "dist"))
+        return "dist"
 
     def _environment(self, cls: FamilyClass) -> list[cst.BaseStatement]:
         """The environment the per-test setUp gave the ranks, unless the continuous base class has it."""
@@ -620,9 +659,12 @@ def _variant_opts(variant: OptionsVariant, tests: Sequence[str]) -> cst.Function
     """``opts()`` of the continuous class for an options variant: the runtime builds its PG with it."""
     params = ", ".join(f"{keyword}={value}" for keyword, value in variant)
     passed = ", ".join(f"{keyword}={keyword}" for keyword, _ in variant)
+    # The docstring wrapped as it will be indented (a method of a module-level class).
+    text = f"The PG options of {', '.join(tests)}: opts({params})."
+    docstring = f"\n{2 * INDENT}".join(textwrap.wrap(text, LINE_LENGTH - len(2 * INDENT) - 6))
     source = (
         f"@classmethod\ndef opts(cls, {params}, **kwargs):\n"
-        f'    """The PG options of {", ".join(tests)}: opts({params})."""\n'
+        f'    """{docstring}"""\n'
         f"    return super().opts({passed}, **kwargs)\n"
     )
     return cst.ensure_type(cst.parse_statement(source), cst.FunctionDef)

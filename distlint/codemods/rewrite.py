@@ -214,6 +214,53 @@ def classmethod_returning(name: str, value: cst.BaseExpression) -> cst.FunctionD
     return function.with_changes(body=body.with_changes(body=[returned]))
 
 
+def constant_property_as_attribute(function: cst.FunctionDef) -> cst.SimpleStatementLine | None:
+    """``@property def world_size(self): return 4`` -> ``world_size = 4``, or None.
+
+    torch's continuous classes read ``cls.world_size`` before any instance exists (and
+    ``create_local_tensor_test_class`` copies the class's members into a class that compares
+    it with an int), so a moved property that returns a constant becomes the class attribute
+    it stands for. The body's comments stay above the assignment."""
+    if len(function.decorators) != 1 or not _decorator_is(function.decorators[0], "property"):
+        return None
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = list(body.body)  # a docstring would be lost: such a property stays one
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return None
+    line = statements[0]
+    if len(line.body) != 1 or not isinstance(line.body[0], cst.Return):
+        return None
+    value = line.body[0].value
+    if value is None or not _is_constant(value):
+        return None
+    found = [e.comment for e in [*function.leading_lines, *line.leading_lines]]
+    if body.header.comment is not None:
+        found.insert(len(function.leading_lines), body.header.comment)
+    comments = [cst.EmptyLine(indent=True, comment=c) for c in found if c is not None]
+    blanks = [e for e in function.leading_lines if e.comment is None][:1]
+    return cst.SimpleStatementLine(
+        body=[cst.Assign(targets=[cst.AssignTarget(function.name)], value=value)],
+        leading_lines=[*blanks, *comments],
+    )
+
+
+def _is_constant(expression: cst.BaseExpression) -> bool:
+    """A number, a module-level name or arithmetic of those (no call, nothing read from ``self``)."""
+    if isinstance(expression, cst.Integer):
+        return True
+    if isinstance(expression, cst.Name):
+        return expression.value not in ("self", "cls")
+    if isinstance(expression, cst.Attribute):
+        return _is_constant(expression.value)
+    if isinstance(expression, cst.UnaryOperation):
+        return _is_constant(expression.expression)
+    if isinstance(expression, cst.BinaryOperation):
+        return _is_constant(expression.left) and _is_constant(expression.right)
+    return False
+
+
 def strip_blank_leading(statement: cst.BaseStatement) -> cst.BaseStatement:
     """Leading blank lines removed (comments kept): for the first statement of a body."""
     lines = list(getattr(statement, "leading_lines", ()))
