@@ -187,7 +187,7 @@ def test_migrate_is_wired_lazily_to_codemods_command(run_cli, monkeypatch):
     calls = []
     fake = types.ModuleType("distlint.codemods.cli")
     fake.configure_parser = lambda parser: parser.add_argument("--write", action="store_true")
-    fake.run = lambda args: calls.append(args) or 7
+    fake.run = lambda args, **kwargs: calls.append(args) or 7  # progress=... on a terminal
     monkeypatch.setitem(sys.modules, "distlint.codemods.cli", fake)
     status, _, _ = run_cli("migrate", "--write")
     assert status == 7

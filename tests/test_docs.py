@@ -552,12 +552,17 @@ def _reason_texts() -> dict[str, str]:
 
 def test_reasons_quoted_in_the_docs_are_the_codes_texts():
     """``[code] text`` on a page (a report line) gives the text distlint prints for that code."""
+    from distlint.analysis.model import FOUND_BY_RUNNING
+
     texts = _reason_texts()
+    # What a --verify run found is reported with its own text (the test it disturbs, the two
+    # outcomes), not the reason table's.
+    found_by_running = {reason.code for reason in FOUND_BY_RUNNING}
     quoted = [
         (page, code, rest)
         for page in PAGES
         for code, rest in re.findall(r"\[([a-z][a-z-]+)\] ([^\n]+)", page.read_text())
-        if code in texts
+        if code in texts and code not in found_by_running
     ]
     assert quoted
     for page, code, rest in quoted:
