@@ -284,7 +284,8 @@ def test_excerpts_quote_their_file(block):
 
 
 def test_there_are_excerpts_on_the_pages_that_quote():
-    assert {Path(b.values[0].page).name for b in EXCERPTS} >= {"README.md", "migrate.md"}
+    # README.md's workflow shows what distlint printed on PyTorch's own files, not on fixtures.
+    assert {Path(b.values[0].page).name for b in EXCERPTS} >= {"migrate.md"}
 
 
 _FINDING = re.compile(r"^(?P<path>fixtures/\S+?\.py):(?P<place>\d+:\d+: DL\d{3} .+)$")
