@@ -245,3 +245,19 @@ def test_every_module_the_tests_import_comes_from_a_declared_dependency():
                 f"which pyproject.toml's dependencies and {'/'.join(TEST_EXTRAS)} extras do not pull in"
             )
     assert not problems, "add these to the `test` extra:\n" + "\n".join(problems)
+
+
+# -- the pre-commit examples name the project's repository and release -----------------------------
+
+
+def test_pre_commit_examples_name_pyprojects_repository_at_its_version():
+    """A user copies ``repo:``/``rev:`` from the README (and docs/check.md): they are the repository
+    pyproject.toml's metadata names and the tag of the version it declares."""
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    repository, tag = project["urls"]["Repository"], f"v{project['version']}"
+    for page in (README, ROOT / "docs" / "check.md"):
+        text = page.read_text()
+        repos = re.findall(r"^\s*- repo: (\S+)$", text, re.M)
+        revs = re.findall(r"^\s*rev: (\S+)$", text, re.M)
+        assert repos and set(repos) == {repository}, f"{page.name}: repo: {repos}, not {repository}"
+        assert set(revs) == {tag}, f"{page.name}: rev: {revs}, not {tag}"

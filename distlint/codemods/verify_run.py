@@ -5,7 +5,7 @@ so that everything its imports need resolves as for the file itself (sibling mod
 package, ``conftest.py``, the project's pytest configuration); the user's file is only read.
 Outcomes come from the JUnit XML report pytest writes (never from the text a run prints: any
 library writes there). Per-test classes start their ranks with distlint's fast start
-(``--distlint-fast-spawn``: torch's own per-test ``_run``, only the start method differs), on
+(``--distlint-fast-start``: torch's own per-test ``_run``, only the start method differs), on
 both sides of the comparison.
 
 Every run is its own session (``start_new_session``), so that a time-out, Ctrl-C or SIGTERM
@@ -141,7 +141,7 @@ class Runner:
                 "-p",
                 "no:randomly",  # the order is ours to choose (file order, reversed)
                 f"--junit-xml={report}",
-                "--distlint-fast-spawn",
+                "--distlint-fast-start",
                 *(["--distlint-reverse-order"] if reverse else []),
                 *self.pytest_args,
             ]

@@ -1,4 +1,4 @@
-"""The runtime examples of README.md and docs/runtime.md run, as a user runs them."""
+"""The runtime examples of docs/runtime.md run, as a user runs them (README.md links to them)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from doc_pages import ROOT, blocks
 
 from .support import read_junit, run_python, subprocess_env
 
-PAGES = [ROOT / "README.md", ROOT / "docs" / "runtime.md"]
+PAGES = [ROOT / "docs" / "runtime.md"]
 
 
 def runtime_example(page: Path) -> str:
