@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 import distlint
 from distlint.config import ConfigError, Overrides
 from distlint.output import FORMATS
+from distlint.run_options import add_run_options
 
 if TYPE_CHECKING:
     from distlint.engine import CheckReport
@@ -44,16 +45,6 @@ def _codes(values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def build_parser(with_migrate: bool = False) -> argparse.ArgumentParser:
@@ -101,24 +92,7 @@ def build_parser(with_migrate: bool = False) -> argparse.ArgumentParser:
     check.add_argument(
         "--format", choices=FORMATS, default="text", help="output format (default: text)"
     )
-    check.add_argument(
-        "--jobs",
-        "-j",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="worker processes (default: the CPUs available)",
-    )
-    check.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write .distlint_cache"
-    )
-    check.add_argument(
-        "--cache-dir",
-        default=os.environ.get("DISTLINT_CACHE_DIR"),
-        metavar="DIR",
-        help="cache directory (default: .distlint_cache at the project root, "
-        "or $DISTLINT_CACHE_DIR)",
-    )
+    add_run_options(check)
     check.add_argument(
         "--statistics", action="store_true", help="show the number of findings per rule"
     )

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -46,6 +45,7 @@ from distlint.codemods.migrate_continuous import (
     MigrationResult,
 )
 from distlint.codemods.verify import DEFAULT_BUDGET_S
+from distlint.run_options import add_run_options
 
 if TYPE_CHECKING:
     from distlint.engine import ProgressCallback
@@ -95,35 +95,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})",
     )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="worker processes (default: the CPUs available)",
-    )
-    parser.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write .distlint_cache"
-    )
-    parser.add_argument(
-        "--cache-dir",
-        default=os.environ.get("DISTLINT_CACHE_DIR"),
-        metavar="DIR",
-        help="cache directory (default: .distlint_cache at the project root, "
-        "or $DISTLINT_CACHE_DIR)",
-    )
+    add_run_options(parser)
     _add_verify_arguments(parser)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
