@@ -133,6 +133,16 @@ def subprocess_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that a test sends Ctrl-C: SIGINT's default disposition, as in a
+    user's shell. A child inherits an *ignored* SIGINT from its parent, and Python then installs
+    no KeyboardInterrupt handler; an xdist worker of this suite has been seen with SIGINT ignored
+    after earlier tests (not yet traced), which made these children sleep through the signal."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_python(args: list[str], env: dict[str, str], timeout: float = 120, cwd: Path | None = None):
     return subprocess.run(
         [sys.executable, *args],

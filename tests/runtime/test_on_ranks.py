@@ -20,6 +20,7 @@ from .cases.caselog import read
 from .support import (
     CASES,
     assert_run_left_nothing,
+    default_sigint,
     outcomes_of,
     processes_with_token,
     read_junit,
@@ -125,6 +126,7 @@ def test_ctrl_c_while_on_ranks_tests_run_leaves_nothing_running(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 300  # a hang guard (pytest, torch and the pool start first)
     while not all(os.path.exists(f"{marker}.{rank}") for rank in (0, 1)):

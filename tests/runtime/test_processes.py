@@ -22,6 +22,7 @@ from .support import (
     CASES,
     REPO,
     assert_run_left_nothing,
+    default_sigint,
     outcomes_of,
     pool_dirs,
     processes_with_token,
@@ -170,6 +171,7 @@ def _start_sleeper(tmp_path, runner_args):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 90
     while not all(os.path.exists(f"{marker}.{rank}") for rank in (0, 1)):
