@@ -38,12 +38,9 @@ if TYPE_CHECKING:
     from distlint.codemods.verify import FileVerdict
     from distlint.config import Config
 
-from distlint.codemods.migrate_continuous import (
-    DEFAULT_SUFFIX,
-    RUNTIME_MODULES,
-    MigrateOptions,
-    MigrationResult,
-)
+from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX
+from distlint.codemods.migrate_continuous import MigrationResult
+from distlint.codemods.options import RUNTIME_MODULES, MigrateOptions
 from distlint.codemods.verify import DEFAULT_BUDGET_S
 from distlint.run_options import add_run_options
 

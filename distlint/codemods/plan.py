@@ -34,20 +34,18 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.model import (
-    CreationKind,
     ExecutionModel,
     Ineligibility,
     ModuleAnalysis,
-    PGCreation,
     Reason,
     TestAnalysis,
 )
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
-from distlint.analysis.pg.class_eligibility import first_line
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
 from distlint.codemods import members as m
 from distlint.codemods.bases import BASES
+from distlint.codemods.creation_edits import creation_edits
 from distlint.codemods.existing import find_existing, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
@@ -60,11 +58,9 @@ from distlint.codemods.rewrite import (
     FunctionEdits,
     RewriteError,
     apply_edits,
-    bind_shared_pg,
     has_work_left,
 )
 from distlint.config import Config
-from distlint.cst_utils import is_string_statement
 from distlint.metadata import node_spans
 
 # -- building the plan ----------------------------------------------------------------------
@@ -399,7 +395,7 @@ class Planner:
         helpers: dict[int, cst.FunctionDef] = {}
         functions = {id(test.node): test.node}
         for creation in test.creations:
-            self._creation_edits(test.node, creation, edits, helpers)
+            creation_edits(test.node, creation, edits, helpers)
         for helper, statement in getattr(test, "helper_teardown", ()):
             helpers[id(helper)] = helper  # the helper ends in the PG teardown: it is rewritten too
             edit = DROP_FINALLY if isinstance(statement, cst.Try) else REMOVE
@@ -415,110 +411,30 @@ class Planner:
             edits.setdefault(id(owner), FunctionEdits.empty()).statements[id(statement)] = edit
         rewritten: dict[int, cst.FunctionDef] = {}
         for key, function_edits in edits.items():
-            merged = self.edits.get(key)
-            if merged is not None:  # a helper several tests share: the edits must agree
-                combined = FunctionEdits(
-                    {**merged.statements, **function_edits.statements},
-                    merged.decorators | function_edits.decorators,
-                )
-            else:
-                combined = function_edits
-            rewritten[key] = apply_edits(functions[key], combined)
+            # A helper several tests share: its edits are those of every test calling it.
+            rewritten[key] = apply_edits(
+                functions[key], _merged(self.edits.get(key), function_edits)
+            )
         if not has_work_left(rewritten.get(id(test.node), test.node)):
             raise RewriteError("nothing would be left of it without its PG setup and teardown")
         for key, function_edits in edits.items():
-            merged = self.edits.get(key)
-            self.edits[key] = (
-                function_edits
-                if merged is None
-                else FunctionEdits(
-                    {**merged.statements, **function_edits.statements},
-                    merged.decorators | function_edits.decorators,
-                )
-            )
+            self.edits[key] = _merged(self.edits.get(key), function_edits)
             self.functions[key] = functions[key]
             self.rewritten[key] = rewritten[key]
         for key in helpers:
             self.helper_users.setdefault(key, set()).add((cls.name, test.name))
 
-    # -- rewriting one creation -----------------------------------------------------------------
-    def _creation_edits(
-        self,
-        function: cst.FunctionDef,
-        creation: PGCreation,
-        edits: dict[int, FunctionEdits],
-        helpers: dict[int, cst.FunctionDef],
-    ) -> None:
-        """Edits that make the PG ``creation`` in ``function`` come from the shared PG."""
-        function_edits = edits.setdefault(id(function), FunctionEdits.empty())
-        kind = creation.kind
-        if kind in (CreationKind.DEVICE_MESH, CreationKind.BASE_RUN):
-            # init_device_mesh reuses the existing default PG; the base's own PG (FSDPTest._run)
-            # is the continuous base's: nothing to change in the test.
-            return
-        if kind is CreationKind.DECORATOR:
-            decorator = next(
-                (
-                    d
-                    for d in function.decorators
-                    if d is creation.node
-                    or d.decorator is creation.node
-                    or (isinstance(d.decorator, cst.Call) and d.decorator.func is creation.node)
-                ),
-                None,
-            )
-            if decorator is None:
-                raise RewriteError("its PG decorator is not on the test")
-            function_edits.decorators.add(id(decorator))
-            return
-        if kind not in (
-            CreationKind.INIT_PROCESS_GROUP,
-            CreationKind.BACKEND_CONSTRUCTOR,
-            CreationKind.KNOWN_HELPER,
-            CreationKind.SELF_HELPER,
-            CreationKind.LOCAL_FUNCTION,
-        ):
-            raise RewriteError(f"its PG comes from {creation.describe()}")
-        helper_call = kind in (CreationKind.SELF_HELPER, CreationKind.LOCAL_FUNCTION)
-        if helper_call and creation.bound_name is None:
-            inner = creation.inner  # the creation as seen inside the helper the test calls
-            helper = creation.helper_chain[0] if creation.helper_chain else creation.helper
-            name = creation.chain[0] if creation.chain else "a helper"
-            if inner is None or helper is None:
-                raise RewriteError(f"distlint cannot tell whether {name}() only creates the PG")
-            if not is_factory(helper, inner):
-                if kind is CreationKind.LOCAL_FUNCTION:
-                    raise RewriteError(
-                        f"module function {name}() creates the PG and does test work"
-                    )
-                # The helper does the test's work: rewrite its PG creation there.
-                helpers[id(helper)] = helper
-                self._creation_edits(helper, inner, edits, helpers)
-                for store_statement in creation.store_statements:
-                    function_edits.statements[id(store_statement)] = REMOVE
-                return
-        statement = creation.statement
-        if statement is None:
-            raise RewriteError("the analysis did not locate the statement that creates its PG")
-        if creation.bound_name:
-            function_edits.statements[id(statement)] = bind_shared_pg(
-                statement, creation.bound_name
-            )
-        elif _is_call_line(statement):
-            function_edits.statements[id(statement)] = REMOVE
-        else:  # e.g. ``with _dynamo_dist_per_rank_init(...):``: removing it would remove the test
-            raise RewriteError(
-                f"its PG is created by `{first_line(statement)}`, which is not a plain call"
-            )
-        for store in creation.store_statements:
-            if not isinstance(store, cst.SimpleStatementLine):
-                raise RewriteError(
-                    f"its store is built by `{first_line(store)}`, which is not a plain assignment"
-                )
-            function_edits.statements[id(store)] = REMOVE
-
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _merged(earlier: FunctionEdits | None, edits: FunctionEdits) -> FunctionEdits:
+    """The edits of a function another moved test already edits (a shared helper): both sets."""
+    if earlier is None:
+        return edits
+    return FunctionEdits(
+        {**earlier.statements, **edits.statements}, earlier.decorators | edits.decorators
+    )
 
 
 def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
@@ -547,16 +463,6 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
     return found
 
 
-def _is_call_line(statement: cst.BaseStatement) -> bool:
-    """``f(...)`` alone on its line (what an unbound PG creation looks like)."""
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.Call)
-    )
-
-
 def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
     found = False
 
@@ -569,44 +475,3 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 
     root.visit(_Find())
     return found
-
-
-_FACTORY_LEFTOVER_CALLS = frozenset({"barrier", "monitored_barrier", "set_device"})
-
-
-def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
-    """Whether ``helper`` only creates (and returns) a PG: store, creation, barrier, return."""
-    body = helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ()
-    accounted = {id(inner.statement), *(id(s) for s in inner.store_statements)}
-    for statement in body:
-        if id(statement) in accounted or is_string_statement(statement):
-            continue
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            return False
-        small = statement.body[0]
-        if isinstance(small, cst.Return):
-            if small.value is None or (
-                isinstance(small.value, cst.Name) and small.value.value == inner.bound_name
-            ):
-                continue
-            if _is_default_group(small.value):
-                continue
-            return False
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            written = dotted_name(small.value.func) or ""
-            if written.rsplit(".", 1)[-1] in _FACTORY_LEFTOVER_CALLS:
-                continue
-            return False
-        if isinstance(small, cst.Assign) and _is_default_group(small.value):
-            continue
-        return False
-    return True
-
-
-def _is_default_group(node: cst.BaseExpression | None) -> bool:
-    if isinstance(node, cst.Call):
-        node = node.func
-    written = dotted_name(node) if node is not None else None
-    return written is not None and (
-        written.endswith("_get_default_group") or written.endswith("group.WORLD")
-    )
