@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import random
 import sys
+import time
 import traceback
 import unittest
 from typing import Any, cast
 
 from . import rank_state
-from .protocol import Status
+from .protocol import RankResult, RunFunction, RunTest, Status
 from .skips import REGISTRY
 
 # torch.testing._internal.common_utils.SEED: tests compare random tensors across
@@ -228,3 +229,25 @@ def _run_class_cleanups(cls: type) -> list:
         except BaseException as exc:  # noqa: BLE001
             errors.append("class cleanup raised:\n" + format_exception(exc, skip_frames=1))
     return errors
+
+
+def rank_result(
+    session: RankSession,
+    message: RunTest | RunFunction,
+    status: Status,
+    detail: str,
+    started: float,
+    restored: tuple = (),
+) -> RankResult:
+    """What this rank reports for ``message``: tagged with its seq and test id, timed from
+    ``started`` (``time.perf_counter()``), and whether the shared PG survived it."""
+    return RankResult(
+        seq=message.seq,
+        test_id=message.test_id,
+        rank=session.rank,
+        status=status,
+        detail=detail,
+        pg_intact=session.pg_intact(),
+        duration_s=time.perf_counter() - started,
+        restored=restored,
+    )

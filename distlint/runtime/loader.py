@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Any, Callable
 
 from .protocol import ClassRef
 
@@ -20,7 +21,7 @@ class ClassNotFound(Exception):
     pass
 
 
-def _module_for(ref: ClassRef) -> ModuleType:
+def module_for(ref: ClassRef) -> ModuleType:
     if ref.module == "__main__":
         module = sys.modules.get("__mp_main__") or sys.modules.get("__main__")
         if module is not None and hasattr(module, ref.qualname.split(".")[0]):
@@ -48,18 +49,26 @@ def _module_for(ref: ClassRef) -> ModuleType:
     return module
 
 
-def load_class(ref: ClassRef) -> type:
+def named_object(ref: ClassRef, module: Callable[[], object], defined: str) -> Any:
+    """What ``ref.qualname`` names in the module ``module()`` imports (not imported for a name
+    defined inside a function: ``defined`` says where such objects must be)."""
     if "<locals>" in ref.qualname:
-        raise ClassNotFound(
-            f"{ref.describe()} is defined inside a function; worker processes can only run "
-            "test classes defined at module level"
-        )
-    obj: object = _module_for(ref)
+        raise ClassNotFound(f"{ref.describe()} is defined inside a function; {defined}")
+    obj: Any = module()
     for part in ref.qualname.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
             raise ClassNotFound(f"{ref.describe()} not found in module {ref.module!r}") from None
+    return obj
+
+
+def load_class(ref: ClassRef) -> type:
+    obj = named_object(
+        ref,
+        lambda: module_for(ref),
+        "worker processes can only run test classes defined at module level",
+    )
     if not isinstance(obj, type):
         raise ClassNotFound(f"{ref.describe()} is not a class")
     return obj

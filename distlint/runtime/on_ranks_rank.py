@@ -22,10 +22,11 @@ from .execute import (
     RankSession,
     classify_exception,
     format_exception,
+    rank_result,
     reset_dtensor_rng,
     seed_everything,
 )
-from .loader import ClassNotFound, _module_for, load_class
+from .loader import ClassNotFound, load_class, module_for, named_object
 from .protocol import ON_RANKS_SPEC_ATTR, ClassRef, RankResult, RunFunction, Status
 
 
@@ -39,15 +40,7 @@ def run_function(session: RankSession, message: RunFunction) -> RankResult:
         status, detail = Status.ERRORED, format_exception(exc)
     else:
         status, detail = call(session, function, instance, arguments)
-    return RankResult(
-        seq=message.seq,
-        test_id=message.test_id,
-        rank=session.rank,
-        status=status,
-        detail=detail,
-        pg_intact=session.pg_intact(),
-        duration_s=time.perf_counter() - start,
-    )
+    return rank_result(session, message, status, detail, start)
 
 
 def call(
@@ -111,17 +104,11 @@ def _instance(message: RunFunction) -> Any:
 
 def load_function(ref: ClassRef) -> Callable[..., Any]:
     """The ``@on_ranks`` dispatcher ``ref`` names (module attribute or class attribute)."""
-    if "<locals>" in ref.qualname:
-        raise ClassNotFound(
-            f"{ref.describe()} is defined inside a function; ranks can only run tests "
-            "defined at module level or in a module-level class"
-        )
-    obj: Any = _module(ref)
-    for part in ref.qualname.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ClassNotFound(f"{ref.describe()} not found in module {ref.module!r}") from None
+    obj = named_object(
+        ref,
+        lambda: _module(ref),
+        "ranks can only run tests defined at module level or in a module-level class",
+    )
     obj = getattr(obj, "__func__", obj)
     if getattr(obj, ON_RANKS_SPEC_ATTR, None) is None:
         raise ClassNotFound(f"{ref.describe()} is not an @on_ranks test")
@@ -131,11 +118,11 @@ def load_function(ref: ClassRef) -> Callable[..., Any]:
 def _module(ref: ClassRef) -> Any:
     module = sys.modules.get(ref.module)
     if module is not None or not ref.file:
-        return module if module is not None else _module_for(ref)
+        return module if module is not None else module_for(ref)
     try:
         return import_with_assertion_rewriting(ref.module, ref.file)
     except ImportError:
-        return _module_for(ref)
+        return module_for(ref)
 
 
 def import_with_assertion_rewriting(name: str, path: str) -> Any:

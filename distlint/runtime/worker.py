@@ -28,7 +28,7 @@ from typing import Any
 
 from . import role
 from .class_pg import tests_pg
-from .execute import RankSession, classify_exception, format_exception
+from .execute import RankSession, classify_exception, format_exception, rank_result
 from .loader import load_class
 from .protocol import (
     ClassExited,
@@ -183,16 +183,7 @@ def _run_test(session: RankSession, message: RunTest) -> RankResult:
         status, detail = Status.ERRORED, format_exception(exc)
     else:
         status, detail, restored = session.run_test(cls, message.method)
-    return RankResult(
-        seq=message.seq,
-        test_id=message.test_id,
-        rank=session.rank,
-        status=status,
-        detail=detail,
-        pg_intact=session.pg_intact(),
-        duration_s=time.perf_counter() - start,
-        restored=restored,
-    )
+    return rank_result(session, message, status, detail, start, restored)
 
 
 def _exit_class(session: RankSession, message: ExitClass) -> ClassExited:
