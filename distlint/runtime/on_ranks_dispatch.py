@@ -178,7 +178,7 @@ def _run_on_ranks(spec: OnRanksSpec, instance: Any, arguments: dict) -> None:
     __tracebackhide__ = True
     import pytest
 
-    from . import pool_registry
+    from . import pool_registry, rank_state
     from .outcome import Verdict
     from .protocol import RunFunction, next_seq
     from .pytest_plugin import assign_gpus_once
@@ -221,6 +221,7 @@ def _run_on_ranks(spec: OnRanksSpec, instance: Any, arguments: dict) -> None:
     if unstarted is not None:
         pytest.fail(unstarted, pytrace=False)
     outcome = pool.run(message, plan.test_timeout_s)
+    rank_state.warn(test, outcome.restored)
     if outcome.verdict is Verdict.SKIP:
         pytest.skip(outcome.message)
     if outcome.verdict is not Verdict.PASS:

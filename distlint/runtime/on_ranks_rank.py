@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any, Callable, cast
 
+from . import rank_state
 from .execute import (
     RankSession,
     classify_exception,
@@ -38,15 +39,18 @@ def run_function(session: RankSession, message: RunFunction) -> RankResult:
         instance = _instance(message)
     except BaseException as exc:  # noqa: BLE001 - reported as this rank's error
         status, detail = Status.ERRORED, format_exception(exc)
+        restored: tuple[str, ...] = ()
     else:
-        status, detail = call(session, function, instance, arguments)
-    return rank_result(session, message, status, detail, start)
+        status, detail, restored = call(session, function, instance, arguments)
+    return rank_result(session, message, status, detail, start, restored)
 
 
 def call(
     session: RankSession, function: Callable[..., Any], instance: Any, arguments: dict
-) -> tuple[Status, str]:
-    """Call the test with its fixtures and this rank's own; how it ended here."""
+) -> tuple[Status, str, tuple[str, ...]]:
+    """Call the test with its fixtures and this rank's own; how it ended here, and the
+    process-wide state it changed (put back: :mod:`distlint.runtime.rank_state`), as a class
+    test's ranks do."""
     spec = getattr(function, ON_RANKS_SPEC_ATTR)
     own = {"rank": session.rank, "world_size": session.world_size, "pg": session.pg}
     if "device" in spec.rank_arguments:
@@ -54,14 +58,17 @@ def call(
     arguments = dict(arguments, **{name: own[name] for name in spec.rank_arguments})
     seed_everything()
     reset_dtensor_rng()
+    before = rank_state.take()
     try:
         if instance is None:
             spec.function(**arguments)
         else:
             spec.function(instance, **arguments)
     except BaseException as exc:  # noqa: BLE001 - everything a rank raises is reported
-        return classify(exc)
-    return Status.PASSED, ""
+        status, detail = classify(exc)
+    else:
+        status, detail = Status.PASSED, ""
+    return status, detail, rank_state.restore(before)
 
 
 def classify(exc: BaseException) -> tuple[Status, str]:
@@ -72,8 +79,6 @@ def classify(exc: BaseException) -> tuple[Status, str]:
             return Status.SKIPPED, str(exc.msg)
         if isinstance(exc, outcomes.Failed):
             return Status.FAILED, str(exc.msg)
-    if isinstance(exc, AssertionError):
-        return Status.FAILED, format_exception(exc, skip_frames=1)
     return classify_exception(exc)
 
 
@@ -117,18 +122,26 @@ def load_function(ref: ClassRef) -> Callable[..., Any]:
 
 def _module(ref: ClassRef) -> Any:
     module = sys.modules.get(ref.module)
-    if module is not None or not ref.file:
-        return module if module is not None else module_for(ref)
-    try:
-        return import_with_assertion_rewriting(ref.module, ref.file)
-    except ImportError:
+    if module is not None:
+        return module
+    if not ref.file or not _have_assertion_rewriter():
         return module_for(ref)
+    # Errors of the module's own body (its ImportError too) are the test's: not retried.
+    return import_with_assertion_rewriting(ref.module, ref.file)
+
+
+def _have_assertion_rewriter() -> bool:
+    try:
+        import _pytest.assertion.rewrite  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def import_with_assertion_rewriting(name: str, path: str) -> Any:
     """Import the file at ``path`` as module ``name``, its asserts rewritten as pytest does.
 
-    ImportError when pytest's rewriter is not there (the caller imports it plainly).
+    Needs pytest's rewriter (:func:`_have_assertion_rewriter`).
     """
     from _pytest.assertion.rewrite import rewrite_asserts
 

@@ -248,19 +248,25 @@ def _destroy_new_groups(old: tuple, new: tuple) -> str:
 
 
 def report(test: Any, restored: tuple[str, ...]) -> None:
+    """Dispatcher side, for a unittest test: :func:`warn`, and an attribute the JUnit report
+    reads."""
+    if restored:
+        setattr(test, RESTORED_ATTR, restored)
+        warn(test.id(), restored)
+
+
+def warn(test_id: str, restored: tuple[str, ...]) -> None:
     """Dispatcher side: say which test changed what, without changing its outcome.
 
-    A warning (pytest lists it under the test; unittest prints it) and an attribute the JUnit
-    report reads. Under ``-W error`` the warning would fail the test, so it is then written to
-    stderr instead."""
+    A warning (pytest lists it under the test; unittest prints it). Under ``-W error`` the
+    warning would fail the test, so it is then written to stderr instead."""
     if not restored:
         return
-    setattr(test, RESTORED_ATTR, restored)
     message = (
-        f"{test.id()} changed process-wide state that later tests on its ranks would inherit "
+        f"{test_id} changed process-wide state that later tests on its ranks would inherit "
         f"(restored): {'; '.join(restored)}"
     )
     try:
-        warnings.warn(RestoredStateWarning(message), stacklevel=3)
+        warnings.warn(RestoredStateWarning(message), stacklevel=4)
     except RestoredStateWarning:
         sys.stderr.write(f"distlint.runtime: {message}\n")

@@ -135,9 +135,10 @@ def subprocess_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def default_sigint() -> None:
     """``preexec_fn`` for a child that a test sends Ctrl-C: SIGINT's default disposition, as in a
-    user's shell. A child inherits an *ignored* SIGINT from its parent, and Python then installs
-    no KeyboardInterrupt handler; an xdist worker of this suite has been seen with SIGINT ignored
-    after earlier tests (not yet traced), which made these children sleep through the signal."""
+    user's shell. A child inherits an *ignored* SIGINT, and Python then installs no
+    KeyboardInterrupt handler: a suite started as a background job of a non-interactive shell
+    (``bash -c '... &'``, as CI scripts may) has SIGINT ignored, and pytest and its xdist workers
+    pass that on to every child, which would then sleep through the signal."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)

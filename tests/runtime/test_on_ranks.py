@@ -33,6 +33,8 @@ SUITE_DIR = CASES / "on_ranks"
 
 EXPECTED = {
     "ranks_suite.test_all_reduce": "passed",
+    "ranks_suite.test_leaks_process_state": "passed",
+    "ranks_suite.test_gets_a_fresh_process_state": "passed",
     "ranks_suite.test_world_of_four": "passed",
     "ranks_suite.test_parametrized[1]": "passed",
     "ranks_suite.test_parametrized[3]": "passed",

@@ -31,6 +31,19 @@ def test_all_reduce(rank, world_size):
     assert t.item() == 3 and world_size == 2
 
 
+@on_ranks(2, backend="gloo")
+def test_leaks_process_state(rank):
+    # Nothing restores these: the ranks put them back after the test (and warn, naming it).
+    torch.set_default_dtype(torch.float64)
+    os.environ["DISTLINT_ON_RANKS_LEAK"] = "1"
+
+
+@on_ranks(2, backend="gloo")
+def test_gets_a_fresh_process_state(rank):
+    assert torch.get_default_dtype() == torch.float32
+    assert "DISTLINT_ON_RANKS_LEAK" not in os.environ
+
+
 @on_ranks(4, backend="gloo")
 def test_world_of_four(rank, world_size, pg, device):
     record("test_world_of_four", rank)
