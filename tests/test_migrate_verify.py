@@ -406,3 +406,48 @@ def test_a_difference_that_is_only_flaky_still_gets_the_reversed_run():
     assert labels[:4] == ["original", "migrated", "migrated, again", "migrated reversed"]
     assert list(verdict.flaky) == ["OtherTest.test_other"]
     assert [d.test for d in verdict.demoted] == [f"{CLASS}.test_d_gathers"]
+
+
+def test_a_moved_test_is_found_under_the_class_it_moved_to_among_options_variants():
+    from distlint.codemods.verify import migrated_in
+
+    # One class's tests go to two classes (its options value and another): both map back to it.
+    renamed = {"XContinuous": "X", "XThreads8Continuous": "X"}
+    run = RunResult(
+        {"XContinuous.test_a": "passed", "XThreads8Continuous.test_b": "failed"},
+        1.0,
+        1,
+        order=["XContinuous.test_a", "XThreads8Continuous.test_b"],
+    )
+    assert migrated_in(run, "X.test_a", renamed) == "XContinuous.test_a"
+    assert migrated_in(run, "X.test_b", renamed) == "XThreads8Continuous.test_b"
+
+
+def test_the_disturbing_test_found_by_the_last_allowed_probe_is_named():
+    from distlint.codemods import verify
+
+    candidates = [f"{MOVED}.test_{i:02d}" for i in range(2**verify.MAX_SEARCH_RUNS)]
+    culprit = candidates[-1]
+    verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
+
+    def probe(source, label, select=()):
+        outcome = "failed" if culprit in select else "passed"
+        return RunResult({f"{MOVED}.test_z": outcome}, 0.1, 0, order=[f"{MOVED}.test_z"])
+
+    verifier._run = probe
+    original = RunResult({f"{CLASS}.test_z": "passed"}, 0.1, 0)
+    found = verifier._search(
+        _migration(),
+        {MOVED: CLASS},
+        f"{CLASS}.test_z",
+        f"{MOVED}.test_z",
+        candidates,
+        original,
+    )
+    assert found == culprit
+
+
+def _migration():
+    from distlint.codemods.migrate_continuous import migrate_source
+
+    return migrate_source(FIXTURE.read_bytes(), str(FIXTURE))

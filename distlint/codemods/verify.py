@@ -327,8 +327,8 @@ class Verifier:
         first test diverges alone too (the class fails on shared ranks as a whole: its PG, its
         world size...), rather than one run per test; yield the other diverged tests."""
         by_class: dict[str, list[str]] = {}
-        for test_id in confirmed:
-            migrated_id = _migrated_id(test_id, {new: old for old, new in renamed.items()})
+        for test_id, run in confirmed.items():
+            migrated_id = migrated_in(run, test_id, renamed)
             by_class.setdefault(migrated_id.split(".", 1)[0], []).append(test_id)
         for cls, ids in by_class.items():
             run = confirmed[ids[0]]
@@ -359,8 +359,7 @@ class Verifier:
         test_id: str,
         renamed: Mapping[str, str],
     ) -> None:
-        to_migrated = {old: new for new, old in renamed.items()}
-        migrated_id = _migrated_id(test_id, to_migrated)
+        migrated_id = migrated_in(run, test_id, renamed)
         pair = _pair(original, run, test_id, renamed)
         alone = self._run(
             result.migrated or b"", f"migrated, {test_id} alone", select=[migrated_id]
@@ -411,7 +410,7 @@ class Verifier:
             )
             disturbed = mapped(probe, renamed).get(test_id, MISSING) != expected
             candidates = half if disturbed else candidates[len(half) :]
-        return None
+        return candidates[0] if len(candidates) == 1 else None  # the last probe may decide it
 
     def _hold(self, verdict: FileVerdict, result: MigrationResult, test_id: str, text: str) -> None:
         key = self._defining(result, test_id)
@@ -424,9 +423,10 @@ def mapped_id(migrated_id: str, renamed: Mapping[str, str]) -> str:
     return f"{renamed.get(cls, cls)}.{test}"
 
 
-def _migrated_id(test_id: str, to_migrated: Mapping[str, str]) -> str:
-    cls, test = test_id.split(".", 1)
-    return f"{to_migrated.get(cls, cls)}.{test}"
+def migrated_in(run: RunResult, test_id: str, renamed: Mapping[str, str]) -> str:
+    """The id ``test_id`` (an original's) ran under in ``run``: found in the run, not by
+    inverting ``renamed``, since one class's tests go to several classes (options variants)."""
+    return next((t for t in run.order if mapped_id(t, renamed) == test_id), test_id)
 
 
 def _pair(original: RunResult, run: RunResult, test_id: str, renamed: Mapping[str, str]) -> str:

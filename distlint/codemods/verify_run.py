@@ -129,7 +129,7 @@ class Runner:
         scratch = scratch_path(self.path)
         with tempfile.TemporaryDirectory(prefix="distlint-verify-") as folder:
             report, log = Path(folder) / "report.xml", Path(folder) / "output.txt"
-            targets = [f"{scratch}::{t.replace('.', '::')}" for t in select] or [str(scratch)]
+            targets = [f"{scratch}::{t.replace('.', '::', 1)}" for t in select] or [str(scratch)]
             command = [
                 sys.executable,
                 "-m",
