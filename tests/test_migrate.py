@@ -1466,3 +1466,23 @@ def test_another_class_suffix_asks_the_same_question() -> None:
     assert not result.changed
     [left] = result.report.classes[0].left
     assert left.code == "name-taken" and "`TShared` runs at world size 4" in left.text
+
+
+def test_another_class_suffix_knows_the_configured_continuous_bases() -> None:
+    """The plan asks the analysis' question with the analysis' continuous bases: a class of
+    another --class-suffix deriving from a configured continuous base can take the tests."""
+    source = (
+        textwrap.dedent(PER_TEST_HEADER)
+        + "from our_testing import OurContinuousBase\n\n"
+        + SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
+        + "\n\nclass TShared(OurContinuousBase):\n    world_size = 2\n\n"
+        + "    @classmethod\n    def backend_str(cls):\n        return 'gloo'\n"
+    )
+    result = migrate_source(
+        source.encode(),
+        "test_inline.py",
+        Config(continuous_bases=("OurContinuousBase",)),
+        MigrateOptions(class_suffix="Shared"),
+    )
+    report = result.report.classes[0]
+    assert [left.text for left in report.left if left.code == "name-taken"] == []

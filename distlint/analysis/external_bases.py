@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib.util
 import os
 import stat
@@ -159,27 +160,26 @@ class ExternalBases:
         return self._modules[file]
 
 
-#: Modules parsed by this process, by path and stat key: the files of a suite share a few
-#: modules (``test_c10d_common.py``), which would otherwise be parsed once per file deriving
-#: from them. Trees are only read, never changed.
-_PARSED: dict[tuple[str, tuple[int, ...]], ast.Module | None] = {}
-_PARSED_KEPT = 64
-
-
 def _parsed(name: str, key: list[int] | None) -> ast.Module | None:
-    memo = (name, tuple(key)) if key is not None else None
-    if memo is not None and memo in _PARSED:
-        return _PARSED[memo]
+    if key is None:
+        return _read_tree(name)
+    return _parsed_at(name, tuple(key))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_at(name: str, key: tuple[int, ...]) -> ast.Module | None:
+    """Modules parsed by this process, by path and stat key: the files of a suite share a few
+    modules (``test_c10d_common.py``), which would otherwise be parsed once per file deriving
+    from them. Trees are only read, never changed."""
+    return _read_tree(name)
+
+
+def _read_tree(name: str) -> ast.Module | None:
     try:
         with open(name, "rb") as handle:
-            tree: ast.Module | None = ast.parse(handle.read(), name)
+            return ast.parse(handle.read(), name)
     except (OSError, SyntaxError, ValueError):
-        tree = None
-    if memo is not None:
-        if len(_PARSED) >= _PARSED_KEPT:
-            _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[memo] = tree
-    return tree
+        return None
 
 
 def _class_in(tree: ast.Module, class_path: list[str]) -> ast.ClassDef | None:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from distlint.analysis.model import ClassAnalysis, TestAnalysis
 from distlint.analysis.pg.eligibility import OptionsVariant, options_variant
+from distlint.analysis.pg.existing_continuous import MIXIN_SUFFIX
 from distlint.codemods import members as m
 from distlint.codemods.bases import base_named
 from distlint.codemods.bases.spec import PerTestBase
@@ -22,8 +23,6 @@ from distlint.codemods.existing import ExistingClass
 from distlint.codemods.factories import FactoryCall
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import FunctionEdits
-
-MIXIN_SUFFIX = "Mixin"
 
 
 class Placement(enum.Enum):

@@ -42,7 +42,11 @@ from distlint.analysis.model import (
 )
 from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
 from distlint.analysis.pg.execution import ClassTable
-from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
+from distlint.analysis.pg.existing_continuous import (
+    DEFAULT_SUFFIX,
+    continuous_base_names,
+    existing_problem,
+)
 from distlint.codemods import members as m
 from distlint.codemods.bases import BASES
 from distlint.codemods.creation_edits import creation_edits
@@ -211,6 +215,7 @@ class Planner:
         classes = module_classes(self.module)
         models = {c.name: c.model for c in self.analysis.classes}
         table = ClassTable.build(self.module)
+        continuous = continuous_base_names(self.config)
         for cls in self.order:
             for name in classes:
                 if not (name.startswith(cls.name) and name.endswith(self.suffix)):
@@ -218,7 +223,9 @@ class Planner:
                 if name in self.classes or models.get(name) is not ExecutionModel.CONTINUOUS:
                     continue
                 problem = (
-                    existing_problem(cls.analysis, name, table, self.names, models, self.suffix)
+                    existing_problem(
+                        cls.analysis, name, table, self.names, models, continuous, self.suffix
+                    )
                     if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name
                     else None
                 )

@@ -116,12 +116,11 @@ class Verifier:
         options: MigrateOptions,
         budget_s: float = DEFAULT_BUDGET_S,
         progress: Callable[[str], None] | None = None,
-        pytest_args: Sequence[str] = (),
     ) -> None:
         self.path, self.source, self.config, self.options = path, source, config, options
         self.budget_s = budget_s
         self.hold: dict[str, tuple[str, str]] = {}
-        self.runner = Runner(Path(path), time.monotonic() + budget_s, progress, pytest_args)
+        self.runner = Runner(Path(path), time.monotonic() + budget_s, progress)
         self.runs = 0
 
     def _run(self, source: bytes, label: str, **kwargs: Any) -> RunResult:
@@ -201,7 +200,7 @@ class Verifier:
                         if again.outcomes.get(test_id, MISSING) != original.outcomes[test_id]:
                             flaky[test_id] = _outcomes(test_id, original, again, {}, "original")
             confirmed = {t: run for t, run in diverged.items() if t not in flaky}
-            moved = self._moved_ids(result, renamed, forward)
+            moved = self._moved_ids(renamed, forward)
             held_flaky = {
                 t: (Reason.FLAKY.code, f"{Reason.FLAKY.value.text} ({flaky[t]})")
                 for t in flaky
@@ -272,7 +271,7 @@ class Verifier:
     ) -> None:
         """The report's figures, from ``forward``: the last run of the migrated file."""
         after = mapped(forward, renamed)
-        moved = self._moved_ids(result, renamed, forward)
+        moved = self._moved_ids(renamed, forward)
         verdict.result = result
         verdict.flaky = flaky
         verdict.seconds_after = forward.seconds
@@ -290,9 +289,8 @@ class Verifier:
     ) -> bool:
         return any(t not in flaky for t in differences(original.outcomes, mapped(run, renamed)))
 
-    def _moved_ids(
-        self, result: MigrationResult, renamed: Mapping[str, str], run: RunResult
-    ) -> set[str]:
+    @staticmethod
+    def _moved_ids(renamed: Mapping[str, str], run: RunResult) -> set[str]:
         """Original ids of the tests that run in a migrated class."""
         return {
             f"{renamed[cls]}.{test}"

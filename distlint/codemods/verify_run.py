@@ -106,12 +106,10 @@ class Runner:
         path: Path,
         deadline: float,
         progress: Callable[[str], None] | None = None,
-        pytest_args: Sequence[str] = (),
     ) -> None:
         self.path = path
         self.deadline = deadline
         self.progress = progress or (lambda text: None)
-        self.pytest_args = tuple(pytest_args)
 
     def run(
         self,
@@ -143,7 +141,6 @@ class Runner:
                 f"--junit-xml={report}",
                 "--distlint-fast-start",
                 *(["--distlint-reverse-order"] if reverse else []),
-                *self.pytest_args,
             ]
             env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
             env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ entry for the scratch copy

@@ -49,7 +49,11 @@ from distlint.analysis.pg.execution import (
     class_function,
     external_base_names,
 )
-from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX, existing_problem
+from distlint.analysis.pg.existing_continuous import (
+    DEFAULT_SUFFIX,
+    continuous_base_names,
+    existing_problem,
+)
 from distlint.analysis.walk import statement_nodes
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
@@ -113,15 +117,13 @@ def add_class_reasons(
             own[name][:0] = _external_reasons(cls)
         own[name] += _override_reasons(cls, table, names)
     models = {c.name: c.model for c in analysis.classes}
-    continuous = CONTINUOUS_BASES | config_names(config.continuous_bases)
+    continuous = continuous_base_names(config)
     for name, cls in per_test.items():
         if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             continue  # backend/options/timeout are about the MultiProcessTestCase rewrite it cannot get
         own[name] += _fact_reasons(cls, table, names, per_test, parents[name])
         if cls.pg_tests:  # migrating again: the continuous class a first run created
-            problem = existing_problem(
-                cls, name + DEFAULT_SUFFIX, table, names, models, continuous_bases=continuous
-            )
+            problem = existing_problem(cls, name + DEFAULT_SUFFIX, table, names, models, continuous)
             if problem is not None:
                 own[name].append(Ineligibility(Reason.EXISTING_CONTINUOUS, cls.node.name, problem))
 

@@ -11,6 +11,8 @@ the codemod asks again for a ``--class-suffix`` other than the default.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
@@ -22,6 +24,17 @@ from distlint.analysis.pg.execution import (
     integer_literal,
     world_size_fact,
 )
+from distlint.screens.pg_names import config_names
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+
+
+def continuous_base_names(config: Config) -> frozenset[str]:
+    """The continuous bases a class may derive from: torch's, distlint's and the configured
+    ``continuous-bases``."""
+    return CONTINUOUS_BASES | config_names(config.continuous_bases)
+
 
 #: The class-name suffix ``distlint migrate`` uses unless ``--class-suffix`` says otherwise.
 DEFAULT_SUFFIX = "Continuous"
@@ -40,8 +53,8 @@ def existing_problem(
     table: ClassTable,
     names: QualifiedNames,
     models: dict[str, ExecutionModel],
+    continuous_bases: frozenset[str],
     suffix: str = DEFAULT_SUFFIX,
-    continuous_bases: frozenset[str] = CONTINUOUS_BASES,
 ) -> str | None:
     """Why the module's class ``existing_name`` cannot take ``cls``'s tests; None when it can
     (or does not exist). ``models``: each module class's execution model, by name."""
