@@ -145,9 +145,10 @@ def _check_one(task: _Task) -> _TaskResult:
 
         first = lint_source(task.source, task.path, task.config, screened=screened)
     except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the other files
-        message = f"{task.path}: error: internal error in distlint: {type(exc).__name__}: {exc}"
         return _TaskResult(
-            task.path, FileResult(task.path, error=message.splitlines()[0]), internal_error=True
+            task.path,
+            FileResult(task.path, error=internal_error(task.path, exc)),
+            internal_error=True,
         )
     result = _TaskResult(task.path, first)
     if not task.want_fix or first.error or not any(f.fixable for f in first.findings):
@@ -182,9 +183,17 @@ def _pool_context() -> multiprocessing.context.BaseContext:  # imported only whe
     return multiprocessing.get_context("spawn")
 
 
+def internal_error(path: str, exc: BaseException | None) -> str:
+    """The one-line error of a file distlint itself failed on (``exc``; None: its worker died).
+    Such a result is never cached: the next run tries again."""
+    what = "a worker process died" if exc is None else f"{type(exc).__name__}: {exc}"
+    return f"{path}: error: internal error in distlint: {what}".splitlines()[0]
+
+
 def _crashed(task: _Task) -> _TaskResult:
-    message = f"{task.path}: error: internal error in distlint: a worker process died"
-    return _TaskResult(task.path, FileResult(task.path, error=message), internal_error=True)
+    return _TaskResult(
+        task.path, FileResult(task.path, error=internal_error(task.path, None)), internal_error=True
+    )
 
 
 def _prepare_check_workers() -> None:
@@ -299,14 +308,15 @@ def _is_within(path: str, directory: Path) -> bool:
         return False
 
 
-def _read(target: Target) -> tuple[bytes | None, str | None]:
+def read_file(path: str) -> tuple[bytes | None, str | None]:
+    """A file's bytes, or its one-line error (``check`` and ``migrate`` word it alike)."""
     try:
-        with open(target.path, "rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(), None
     except IsADirectoryError:
-        return None, f"{target.path}: error: is a directory"
+        return None, f"{path}: error: is a directory"
     except OSError as exc:
-        return None, f"{target.path}: error: cannot read: {exc.strerror or exc}"
+        return None, f"{path}: error: cannot read: {exc.strerror or exc}"
 
 
 def check(options: CheckOptions, resolver: ConfigResolver | None = None) -> CheckReport:
@@ -340,7 +350,7 @@ def check(options: CheckOptions, resolver: ConfigResolver | None = None) -> Chec
                 outcomes[target.path] = FileOutcome(target.path, cached, from_cache=True)
                 hits += 1
                 continue
-        source, error = _read(target)
+        source, error = read_file(target.path)
         if source is None:
             outcomes[target.path] = FileOutcome(target.path, FileResult(target.path, error=error))
             continue

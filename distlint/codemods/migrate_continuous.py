@@ -48,6 +48,8 @@ class MigrationResult:
     #: Other files the result depends on (modules bases come from): absolute path -> stat key,
     #: None where no file was (as ``FileResult.depends_on``; the cache checks them).
     depends_on: dict[str, list[int] | None] = field(default_factory=dict)
+    #: distlint itself failed on the file (never cached: the next run tries again).
+    internal_error: bool = False
 
     @property
     def changed(self) -> bool:

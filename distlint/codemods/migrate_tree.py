@@ -24,7 +24,14 @@ from distlint.codemods.migrate_cache import MigrateCache
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.config import Config, ConfigResolver
 from distlint.discovery import Diagnostic, discover
-from distlint.engine import ProgressCallback, cache_root, default_jobs, run_file_tasks
+from distlint.engine import (
+    ProgressCallback,
+    cache_root,
+    default_jobs,
+    internal_error,
+    read_file,
+    run_file_tasks,
+)
 
 
 @dataclass
@@ -64,21 +71,16 @@ def _migrate_one(task: _Task) -> MigrationResult:
     try:
         return migrate_source(task.source, task.path, task.config, task.options)
     except Exception as exc:  # noqa: BLE001 - a bug in one file must not stop the others
-        message = f"{task.path}: error: internal error in distlint: {type(exc).__name__}: {exc}"
-        return MigrationResult(task.path, task.source, error=message.splitlines()[0])
+        return _internal_failure(task, exc)
 
 
 def _crashed(task: _Task) -> MigrationResult:
-    message = f"{task.path}: error: internal error in distlint: a worker process died"
-    return MigrationResult(task.path, task.source, error=message)
+    return _internal_failure(task, None)
 
 
-def _read(path: str) -> tuple[bytes | None, str | None]:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(), None
-    except OSError as exc:
-        return None, f"{path}: error: cannot read: {exc.strerror or exc}"
+def _internal_failure(task: _Task, exc: BaseException | None) -> MigrationResult:
+    error = internal_error(task.path, exc)
+    return MigrationResult(task.path, task.source, error=error, internal_error=True)
 
 
 def migrate_tree(options: TreeOptions, resolver: ConfigResolver | None = None) -> TreeMigration:
@@ -96,7 +98,7 @@ def migrate_tree(options: TreeOptions, resolver: ConfigResolver | None = None) -
     keys: dict[str, str] = {}
     hits = 0
     for target in found.targets:
-        source, error = _read(target.path)
+        source, error = read_file(target.path)
         if source is None:
             results[target.path] = MigrationResult(target.path, b"", error=error)
             continue
@@ -119,7 +121,7 @@ def migrate_tree(options: TreeOptions, resolver: ConfigResolver | None = None) -
     )
     for result in done:
         results[result.path] = result
-        if cache is not None and not _internal(result):
+        if cache is not None and not result.internal_error:
             cache.store(result.path, keys[result.path], result)
     if cache is not None and cache.write_failed:
         found.diagnostics.append(
@@ -130,7 +132,3 @@ def migrate_tree(options: TreeOptions, resolver: ConfigResolver | None = None) -
     ordered = [results[target.path] for target in found.targets]
     configs = [target.config for target in found.targets]
     return TreeMigration(ordered, found.diagnostics, configs, hits, workers)
-
-
-def _internal(result: MigrationResult) -> bool:
-    return result.error is not None and ": error: internal error in distlint" in result.error
