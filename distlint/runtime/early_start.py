@@ -17,9 +17,11 @@ a multiprocessing child or the fork server; ``DISTLINT_FAST_START`` and
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from types import FrameType
+from typing import Any
 
 #: Set to 0 (or false/no/off) to turn fast start off: per-test classes spawn, nothing starts early.
 FAST_START_ENV = "DISTLINT_FAST_START"
@@ -62,24 +64,41 @@ def _in_child_or_server() -> bool:
     return mp.parent_process() is not None or bool(getattr(current, "_inheriting", False))
 
 
-def torch_imports_of(path: str) -> list[str]:
-    """The ``torch.*`` modules a script imports at its top level (read with ast; nothing is imported)."""
+#: torch's module of ``MultiProcessTestCase`` (fast start patches that class).
+COMMON_DISTRIBUTED = "torch.testing._internal.common_distributed"
+
+
+def per_test_base() -> Any:
+    """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
+    module = sys.modules.get(COMMON_DISTRIBUTED)
+    return getattr(module, "MultiProcessTestCase", None)
+
+
+@functools.lru_cache(maxsize=256)
+def imported_modules(path: str, top_level: bool = True) -> tuple[str, ...]:
+    """The modules a file imports (read with ast, nothing imported; each file parsed once per
+    process): at its top level, or anywhere in it. ``from a.b import c`` names ``a.b`` and
+    ``a.b.c`` (``c`` may be a module)."""
     import ast
 
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
-        return []
+        return ()
     names: list[str] = []
-    for node in tree.body:
+    for node in tree.body if top_level else ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.append(node.module)
-            # "from torch.testing._internal import common_distributed" names a module too.
             names += [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
-    return [name for name in dict.fromkeys(names) if name == "torch" or name.startswith("torch.")]
+    return tuple(dict.fromkeys(names))
+
+
+def torch_imports_of(path: str) -> list[str]:
+    """The ``torch.*`` modules a script imports at its top level."""
+    return [name for name in imported_modules(path) if name == "torch" or name.startswith("torch.")]
 
 
 def from_main_module() -> bool | None:

@@ -42,14 +42,14 @@ import time
 from collections.abc import Iterable
 from multiprocessing import context as mp_context
 from multiprocessing import popen_forkserver  # Unix only, as the fork server is
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 if TYPE_CHECKING:
     from torch.testing._internal.common_distributed import MultiProcessTestCase
 
 from . import early_start, forkserver, start_method
 
-COMMON_DISTRIBUTED = "torch.testing._internal.common_distributed"
+COMMON_DISTRIBUTED = early_start.COMMON_DISTRIBUTED
 #: A file that imports this (or a module of it) opted in to fast start under pytest.
 RUNTIME = "distlint.runtime"
 #: What torch's own test modules import before any rank runs: preloaded when fast start is on.
@@ -78,8 +78,7 @@ def _note_once(key: str, message: str) -> None:
 
 def per_test_base() -> type[MultiProcessTestCase] | None:
     """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
-    module = sys.modules.get(COMMON_DISTRIBUTED)
-    return getattr(module, "MultiProcessTestCase", None)
+    return cast("type[MultiProcessTestCase] | None", early_start.per_test_base())
 
 
 def shape_problem(base: type) -> str | None:
@@ -369,28 +368,16 @@ def _leave_now() -> None:
 
 @functools.cache
 def uses_distlint_runtime(path: str) -> bool:
-    """The file imports ``distlint.runtime`` (read with ast, nothing imported): it opted in.
+    """The file imports ``distlint.runtime`` anywhere (read with ast, nothing imported): it
+    opted in.
 
     Every file ``distlint migrate`` writes for the distlint runtime does; under pytest its
     per-test classes get fast start without a flag.
     """
-    import ast
-
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(), path)
-    except (OSError, SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        if any(name == RUNTIME or name.startswith(RUNTIME + ".") for name in names):
-            return True
-    return False
+    return any(
+        name == RUNTIME or name.startswith(RUNTIME + ".")
+        for name in early_start.imported_modules(path, top_level=False)
+    )
 
 
 def enable_for_script() -> bool:

@@ -41,7 +41,6 @@ DEFAULT_TIMEOUT_S = 120.0
 #: with different ``timeout=`` share a pool and a hung collective is the dispatcher's to report.
 POOL_PG_TIMEOUT_S = DEFAULT_TIMEOUT_S + 2.0
 #: The attribute on a dispatcher that holds its :class:`OnRanksSpec` (the rank side reads it).
-SPEC_ATTR = ON_RANKS_SPEC_ATTR
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -103,11 +102,11 @@ def on_ranks(
 
 def spec_of(obj: Any) -> OnRanksSpec | None:
     """The spec of an ``@on_ranks`` test (function or bound method), None for anything else."""
-    return getattr(getattr(obj, "__func__", obj), SPEC_ATTR, None)
+    return getattr(getattr(obj, "__func__", obj), ON_RANKS_SPEC_ATTR, None)
 
 
 def _dispatcher(function: Callable[..., Any], declared: dict) -> Callable[..., Any]:
-    if SPEC_ATTR in vars(function):
+    if ON_RANKS_SPEC_ATTR in vars(function):
         raise TypeError(f"on_ranks: {function.__qualname__} is decorated with @on_ranks twice")
     signature = inspect.signature(function)
     names = list(signature.parameters)
@@ -126,7 +125,7 @@ def _dispatcher(function: Callable[..., Any], declared: dict) -> Callable[..., A
     dispatch.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for p in signature.parameters.values() if p.name not in RANK_FIXTURES]
     )
-    setattr(dispatch, SPEC_ATTR, spec)
+    setattr(dispatch, ON_RANKS_SPEC_ATTR, spec)
     return dispatch
 
 

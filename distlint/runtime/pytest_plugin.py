@@ -165,7 +165,9 @@ class FastStartSession:
             self._start()
 
     def _opted_in_per_test(self, item: Any) -> bool:
-        base = _per_test_base()
+        from .early_start import per_test_base
+
+        base = per_test_base()
         cls = getattr(item, "cls", None)
         if base is None or not (isinstance(cls, type) and issubclass(cls, base)):
             return False
@@ -202,12 +204,6 @@ class FastStartSession:
 def _is_on_ranks_test(item: Any) -> bool:
     dispatch = sys.modules.get("distlint.runtime.on_ranks_dispatch")
     return dispatch is not None and dispatch.in_on_ranks_test(item)
-
-
-def _per_test_base() -> type | None:
-    """torch's ``MultiProcessTestCase`` if torch's test helpers are imported (imports nothing)."""
-    module = sys.modules.get("torch.testing._internal.common_distributed")
-    return getattr(module, "MultiProcessTestCase", None)
 
 
 # ---- GPUs for pytest-xdist workers ----------------------------------------------------
