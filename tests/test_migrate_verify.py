@@ -451,3 +451,28 @@ def _migration():
     from distlint.codemods.migrate_continuous import migrate_source
 
     return migrate_source(FIXTURE.read_bytes(), str(FIXTURE))
+
+
+def test_a_test_inherited_by_several_moved_classes_is_demoted_once_naming_the_others():
+    from distlint.codemods.migrate_continuous import migrate_source
+    from distlint.codemods.verify import FileVerdict
+
+    path = ROOT / "fixtures" / "migrate" / "test_gloo_subclass_env.py"
+    result = migrate_source(path.read_bytes(), str(path))
+    verifier = Verifier(str(path), path.read_bytes(), _config(), _options())
+    verdict = FileVerdict(str(path), result)
+    for cls in ("GlooCollectivesTest", "GlooCollectivesWideTest", "GlooCollectivesFlagTest"):
+        verifier._hold(verdict, result, f"{cls}.test_all_reduce", "ends differently")
+    assert [(d.test, d.also) for d in verdict.demoted] == [
+        (
+            "GlooCollectivesTest.test_all_reduce",
+            ["GlooCollectivesWideTest.test_all_reduce", "GlooCollectivesFlagTest.test_all_reduce"],
+        )
+    ]
+    assert verifier.hold == {
+        "GlooCollectivesTest.test_all_reduce": ("diverged", "ends differently")
+    }
+    assert verdict.text().count("demoted  ") == 1
+    assert (
+        "(also GlooCollectivesWideTest.test_all_reduce, GlooCollectivesFlagTest" in verdict.text()
+    )

@@ -38,6 +38,12 @@ class Demotion:
     test: str  # ``Class.test``, the class that defines it
     code: str
     text: str
+    #: Other ids that diverged by the same decision: the classes that inherit the test.
+    also: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        also = f" (also {', '.join(self.also)})" if self.also else ""
+        return f"  demoted  {self.test}  [{self.code}] {self.text}{also}"
 
 
 @dataclass
@@ -72,7 +78,7 @@ class FileVerdict:
         ]
         if self.why_not:
             lines.append(f"  why: {self.why_not}")
-        lines += [f"  demoted  {d.test}  [{d.code}] {d.text}" for d in self.demoted]
+        lines += [d.line() for d in self.demoted]
         lines += [
             f"  flaky    {test}  [{Reason.FLAKY.code}] {outcomes}: not moved"
             for test, outcomes in self.flaky.items()
@@ -412,8 +418,13 @@ class Verifier:
 
     def _hold(self, verdict: FileVerdict, result: MigrationResult, test_id: str, text: str) -> None:
         key = self._defining(result, test_id)
+        also = [test_id] if test_id != key else []
+        earlier = next((d for d in verdict.demoted if d.test == key), None)
+        if earlier is not None:  # a class inheriting the test diverged too: one decision, one line
+            earlier.also += [t for t in also if t not in earlier.also]
+            return
         self.hold[key] = (Reason.DIVERGED.code, text)
-        verdict.demoted.append(Demotion(key, Reason.DIVERGED.code, text))
+        verdict.demoted.append(Demotion(key, Reason.DIVERGED.code, text, also))
 
 
 def mapped_id(migrated_id: str, renamed: Mapping[str, str]) -> str:
