@@ -10,18 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import libcst as cst
+    from libcst.codemod import CodemodContext
     from libcst.metadata import MetadataWrapper
 
 # libcst.codemod is imported only when an import is really added or removed: it pulls in
 # libcst.matchers, whose import alone (~0.5 s) costs more than linting a file, and a lint
 # run without fixes never needs it (BENCHMARKS.md, "Where the time goes").
 
-#: ``(module, obj, asname)``, as ``RemoveImportsVisitor`` schedules them.
-_Scheduled = tuple[str, Optional[str], Optional[str]]
+from distlint.import_usage import ImportedName, imported_names
+from distlint.import_usage import Scheduled as _Scheduled
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,16 @@ class ImportChanges:
     removed nodes referred to; it must wrap the module those nodes belong to.
     """
 
-    def __init__(self, wrapper: MetadataWrapper | None = None) -> None:
+    def __init__(self, wrapper: MetadataWrapper | None = None, source: bytes | None = None) -> None:
+        """``source``: the text ``wrapper``'s module was parsed from, when the caller has it
+        (its imports are read from it, rather than from the module printed again)."""
         from libcst.codemod import CodemodContext
 
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
+        self._wrapper = wrapper
+        self._source = source
+        self._original_imports: list[ImportedName] | None = None
 
     def add(self, spec: ImportSpec) -> ImportChanges:
         """Add the import unless the module already has it (``from`` lines are reused)."""
@@ -63,29 +69,54 @@ class ImportChanges:
         return self
 
     def remove_used_by(self, node: cst.CSTNode) -> ImportChanges:
-        """Remove the imports ``node`` (a node that the edit drops) used, if nothing else uses them."""
+        """Remove the imports ``node`` (a node that the edit drops) used, if nothing else uses them.
+
+        The names ``node`` reads are matched against the module's top-level imports, as libcst's
+        ``RemovedNodeVisitor`` matches them (it follows scopes up to the module's, so a top-level
+        import always matches), without its scope analysis of the whole module; a name an import
+        below the top level also binds is left to that analysis.
+        """
+        import libcst as cst
         from libcst.codemod.visitors import RemoveImportsVisitor
 
-        RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
+        from distlint.import_usage import read_names
+
+        if isinstance(node, (cst.Import, cst.ImportFrom)) or self._wrapper is None:
+            RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
+            return self
+        if self._original_imports is None:
+            source = self._source if self._source is not None else self._wrapper.module.bytes
+            self._original_imports = imported_names(source)
+        names = read_names(node)
+        hits = [entry for entry in self._original_imports if entry.read_by(names)]
+        if any(not entry.top_level for entry in hits):
+            RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
+            return self
+        for entry in hits:
+            RemoveImportsVisitor.remove_unused_import(self._removals, *entry.scheduled)
         return self
 
     def apply(self, module: cst.Module) -> cst.Module:
-        """``module`` with the additions made, then the unused removals."""
-        from libcst.codemod import CodemodContext
+        """``module`` with the additions made, then the unused removals.
+
+        libcst's visitors make every edit, but each walks the module it is given, and a test
+        file is thousands of nodes where the edits touch a few import lines: additions are
+        made on the module's top import block alone (all ``AddImportsVisitor`` reads or
+        changes), and removals on each top-level import statement alone, once a stdlib
+        ``ast`` pass over the edited module has said which scheduled imports nothing uses
+        (:mod:`distlint.import_usage`). A scheduled import that also appears below the top
+        level (in a function, under ``if``) is left to libcst's scope analysis of the whole
+        module.
+        """
         from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-        from libcst.metadata import MetadataWrapper
 
         if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
-            module = module.visit(AddImportsVisitor(self._additions))
-        scheduled: list[_Scheduled] = self._removals.scratch.get(
-            RemoveImportsVisitor.CONTEXT_KEY, []
+            module = _add_at_top(module, self._additions)
+        scheduled: list[_Scheduled] = list(
+            dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
         )
-        for batch in _removal_batches(list(dict.fromkeys(scheduled))):
-            # RemoveImportsVisitor reads the metadata of the module it transforms through its context.
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            context = CodemodContext(wrapper=wrapper)
-            context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = batch
-            module = wrapper.visit(RemoveImportsVisitor(context))
+        if scheduled:
+            module = _remove_unused(module, scheduled)
         return module
 
 
@@ -114,3 +145,111 @@ def _removal_batches(scheduled: list[_Scheduled]) -> list[list[_Scheduled]]:
         else:
             batches.append([item])
     return batches
+
+
+def _add_at_top(module: cst.Module, context: CodemodContext) -> cst.Module:
+    """``AddImportsVisitor`` on the statements it reads and writes: the top import block and
+    the statement after it, whose leading lines it may change (a stand-in carries them)."""
+    import libcst as cst
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    end = top_import_block_end(module)
+    body = list(module.body)
+    after = body[end] if end < len(body) else None
+    head = body[:end]
+    if after is not None:
+        head.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=after.leading_lines))
+    added = list(module.with_changes(body=head).visit(AddImportsVisitor(context)).body)
+    if after is not None:
+        stand_in = added.pop()
+        added.append(after.with_changes(leading_lines=stand_in.leading_lines))
+    return module.with_changes(body=[*added, *body[end + 1 :]])
+
+
+def top_import_block_end(module: cst.Module) -> int:
+    """Index of the first statement after the module's top import block (after its docstring),
+    as ``AddImportsVisitor`` finds it: lines holding one ``import`` or ``from`` statement."""
+    import libcst as cst
+
+    body = module.body
+    start = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        first = body[0].body[0]
+        if (isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString)) or (
+            isinstance(first, cst.Assign)
+            and any(
+                isinstance(t.target, cst.Name) and t.target.value == "__strict__"
+                for t in first.targets
+            )
+        ):
+            start = 1
+    end = start
+    while end < len(body) and _is_import_line(body[end]):
+        end += 1
+    return end
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    import libcst as cst
+
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
+def _remove_unused(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:
+    from distlint.import_usage import ImportUsage
+
+    usage = ImportUsage.of(module.code)
+    if usage is None or any(usage.imported_below_top_level(item) for item in scheduled):
+        return _remove_with_scopes(module, scheduled)
+    unused = [item for item in scheduled if not usage.in_use(item)]
+    if not unused:
+        return module
+    body: list[cst.BaseStatement] = []
+    for statement in module.body:
+        if _imports_any(statement, unused):
+            body.extend(_remove_with_scopes(module.with_changes(body=[statement]), unused).body)
+        else:
+            body.append(statement)
+    return module.with_changes(body=body)
+
+
+def _remove_with_scopes(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:
+    """``RemoveImportsVisitor`` on ``module``: libcst's scope analysis decides what is unused."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+    from libcst.metadata import MetadataWrapper
+
+    for batch in _removal_batches(scheduled):
+        # RemoveImportsVisitor reads the metadata of the module it transforms through its context.
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        context = CodemodContext(wrapper=wrapper)
+        context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = batch
+        module = wrapper.visit(RemoveImportsVisitor(context))
+    return module
+
+
+def _imports_any(statement: cst.BaseStatement, scheduled: list[_Scheduled]) -> bool:
+    """Whether top-level ``statement`` is an import line holding one of ``scheduled``."""
+    import libcst as cst
+    from libcst.helpers import get_absolute_module_for_import
+
+    from distlint.import_usage import ImportKey
+
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        names: set[ImportKey]
+        if isinstance(small, cst.Import):
+            names = {(alias.evaluated_name, None) for alias in small.names}
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            module = get_absolute_module_for_import(None, small)
+            names = {(module, alias.evaluated_name) for alias in small.names}
+        else:
+            continue
+        if any((module, obj) in names for module, obj, _ in scheduled):
+            return True
+    return False

@@ -154,3 +154,103 @@ def test_lint_fixes_add_and_remove_imports_through_the_same_helper():
 
         sys.exit(TEST_SKIPS["no_cuda"].exit_code)
         """)
+
+
+# -- the import lines alone give what the whole module gives ----------------------------------
+#: Modules and the removals scheduled on them: ``apply`` edits the import lines alone (an ``ast``
+#: pass says what is unused), and must give exactly what libcst's visitors on the whole module give.
+SHAPES = {
+    "unused from-import in a parenthesised list": (
+        "from a import (\n    x,\n    y,\n)\nfrom b import z\n\nprint(y)\n",
+        [("a", "x", None), ("b", "z", None)],
+    ),
+    "used names stay": ("import os\nimport sys\n\nos.getcwd()\nsys.exit\n", [("os", None, None)]),
+    "dotted import bound by its root": (
+        "import torch\nimport torch.distributed\n\ntorch.ones(1)\n",
+        [("torch.distributed", None, None)],
+    ),
+    "aliases of one module": (
+        "import torch.distributed as c10d\nimport torch.distributed as dist\n\ndist.barrier()\n",
+        [("torch.distributed", None, "c10d"), ("torch.distributed", None, "dist")],
+    ),
+    "exported and string-annotated names": (
+        "import os\nimport sys\nimport re\n__all__ = ['os']\nx: 'sys.Thing' = 1\n",
+        [("os", None, None), ("sys", None, None), ("re", None, None)],
+    ),
+    "a comment above a removed line": (
+        '"""Doc."""\n# why\nimport os\nimport sys\n\nsys.exit\n',
+        [("os", None, None)],
+    ),
+    "two imports on one line": ("import os; import sys\n\nsys.exit\n", [("os", None, None)]),
+    "an import below the top level too": (
+        "import os\n\ndef f():\n    import os\n    return 1\n",
+        [("os", None, None)],
+    ),
+    "guarded imports": (
+        "try:\n    import numpy\nexcept ImportError:\n    numpy = None\n",
+        [("numpy", None, None)],
+    ),
+    "TypeVar bound in a string": (
+        "from typing import TypeVar\nimport torch\nT = TypeVar('T', bound='torch.nn.Module')\n",
+        [("torch", None, None)],
+    ),
+    "TypeVar constraint in a string": (
+        "from typing import TypeVar\nimport torch\nT = TypeVar('T', 'torch.Tensor', int)\n",
+        [("torch", None, None)],
+    ),
+}
+
+
+def test_a_local_that_shadows_an_import_keeps_it_where_libcst_would_drop_it():
+    """No scopes in the ``ast`` pass: the documented difference, in the safe direction."""
+    code = "import os\n\ndef f():\n    os = 1\n    return os\n"
+    changes = ImportChanges().remove_if_unused(ImportSpec("os"))
+    assert changes.apply(cst.parse_module(code)).code == code
+    assert "import os" not in _whole_module(cst.parse_module(code), [("os", None, None)]).code
+
+
+def _whole_module(module: cst.Module, scheduled) -> cst.Module:
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    for item in scheduled:  # one pass each: libcst keeps one alias per module in a pass
+        wrapper = MetadataWrapper(module)
+        context = CodemodContext(wrapper=wrapper)
+        context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = [item]
+        module = wrapper.visit(RemoveImportsVisitor(context))
+    return module
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_removals_on_the_import_lines_equal_libcsts_on_the_whole_module(shape):
+    code, scheduled = SHAPES[shape]
+    changes = ImportChanges()
+    for module, obj, asname in scheduled:
+        changes.remove_if_unused(ImportSpec(module, obj, asname))
+    assert (
+        changes.apply(cst.parse_module(code)).code
+        == _whole_module(cst.parse_module(code), scheduled).code
+    )
+
+
+ADDITIONS = {
+    "after the docstring and imports": '"""Doc."""\nimport os\n\n\nclass A:\n    pass\n',
+    "a comment on the first statement": "import os\n# note\nx = 1\n",
+    "no imports": "x = 1\n",
+    "only imports": "import os\n",
+    "an existing from line grows": "from m import b\n\nb()\n",
+    "empty module": "",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ADDITIONS))
+def test_additions_on_the_top_block_equal_libcsts_on_the_whole_module(shape):
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    specs = [ImportSpec("m", "a"), ImportSpec("os"), ImportSpec("n", "c", "d")]
+    context = CodemodContext()
+    for spec in specs:
+        AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
+    module = cst.parse_module(ADDITIONS[shape])
+    assert add_imports(module, specs).code == module.visit(AddImportsVisitor(context)).code

@@ -1,17 +1,19 @@
 """Proof that migrated files still test the same thing: run them.
 
 For every gloo fixture in ``fixtures/migrate``, the original file and the migrated file
-(``distlint.runtime``; for the DTensor fixture also torch's continuous base, ``--runtime
-torch``; with ``DISTLINT_TEST_TORCH_RUNTIME=1`` that for more fixtures) run as separate
-processes through their own ``__main__`` blocks, as ``python FILE`` (gloo, CPU), two at a
-time (two cores). Per-test tests (all of an original's, those a migrated file keeps) run with
-distlint's fast start (``outcome_recorder.py --fast-start``): torch's own ``_run``, fresh ranks
-and a fresh PG per test, only the start method differs, so a DTensor file of 9 tests at world size 4 takes ~10 s instead of minutes. Outcomes are read
-from the JSON report ``tests/outcome_recorder.py`` writes for each run, never from the
-run's output (any library can print there: torch warns when numpy is missing). Then: no
-failure or error anywhere, and the same test ids pass and skip in the original and in
-each migrated file, once a migrated class name is mapped back to the class it came from
-(from the migration report).
+(``distlint.runtime``; for some fixtures also torch's continuous classes, ``--runtime torch``;
+with ``DISTLINT_TEST_TORCH_RUNTIME=1`` for more) run on gloo, CPU: the originals together in
+one ``python -m pytest`` process, their ``--runtime distlint`` migrations together in another
+(as a user's suite runs: one torch import, pools shared across files), and each ``--runtime
+torch`` migration as ``python FILE`` through its own ``__main__`` block. Per-test tests (all of
+an original's, those a migrated file keeps) run with distlint's fast start: torch's own
+``_run``, fresh ranks and a fresh PG per test, only the start method differs, so a DTensor file
+of 9 tests at world size 4 takes seconds instead of minutes. Outcomes are read from structured
+reports (pytest's JUnit XML, the JSON report ``tests/outcome_recorder.py`` writes), never from
+a run's output (any library can print there: torch warns when numpy is missing). Then: no
+failure or error anywhere, and the same test ids pass and skip in the original and in each
+migrated file, once a migrated class name is mapped back to the class it came from (from the
+migration report).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from outcome_recorder import read_outcomes
 
 from distlint.codemods.migrate_continuous import MigrateOptions, migrate_source
 from distlint.codemods.verify import renamed_classes
+from distlint.codemods.verify_run import read_junit_cases
 
 pytest.importorskip("torch")
 
@@ -77,12 +80,6 @@ class Run:
 
 def _run(script: Path, fast_start: bool = False) -> Run:
     report = script.with_suffix(".outcomes.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    # Run the files as a developer would: under CI=true torch's run_tests() switches to
-    # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare.
-    for name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
-        env.pop(name, None)
     command = [
         sys.executable,
         str(RECORDER),
@@ -94,22 +91,41 @@ def _run(script: Path, fast_start: bool = False) -> Run:
     process = subprocess.Popen(
         command,
         cwd=script.parent,
-        env=env,
+        env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    output = _communicate(process, script)
+    return Run(read_outcomes(report), process.returncode, output)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # Run the files as a developer would: under CI=true torch's run_tests() switches to
+    # XML reports (needs xmlrunner) and CI-only test filtering, which is not what we compare;
+    # and the inner pytest is not a worker of this run's xdist.
+    for name in list(env):
+        if name in ("CI", "GITHUB_ACTIONS", "PYTORCH_TEST_CUDA_MEM_LEAK_CHECK"):
+            env.pop(name)
+        elif name.startswith("PYTEST_"):
+            env.pop(name)
+    return env
+
+
+def _communicate(process: subprocess.Popen, what: Path) -> str:
     try:
         output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired as timeout:
         _kill_session(process)
         output, _ = process.communicate()
         raise AssertionError(
-            f"{script} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}"
+            f"{what} did not finish in {RUN_TIMEOUT_S} s:\n{output.decode(errors='replace')[-4000:]}"
         ) from timeout
     finally:
         _kill_session(process)  # leftovers of a run that exited (workers must not outlive it)
-    return Run(read_outcomes(report), process.returncode, output.decode(errors="replace"))
+    return output.decode(errors="replace")
 
 
 def _kill_session(process: subprocess.Popen) -> None:
@@ -121,40 +137,84 @@ def _kill_session(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
-    """Every gloo fixture, original and migrated for each runtime, run concurrently."""
+    """Every gloo fixture, original and migrated for each runtime.
+
+    The originals run together in one ``python -m pytest`` process, and so do their
+    ``--runtime distlint`` migrations (one torch import and one pool per world size for all of
+    them, as a user's suite runs); the ``--runtime torch`` ones each as ``python FILE`` through
+    their main blocks (torch 2.13's continuous classes mis-order subclasses under pytest,
+    pytorch/pytorch#191745).
+    """
     base = tmp_path_factory.mktemp("equivalence")
-    jobs: dict[tuple[str, str], tuple[Path, dict[str, str]]] = {}
+    batches = {side: base / side for side in ("original", "distlint")}
+    for directory in batches.values():
+        directory.mkdir()
+        _copy_siblings(directory)
+    renamed_by_side: dict[tuple[str, str], dict[str, str]] = {}
+    scripts: dict[tuple[str, str], Path] = {}
     for fixture in GLOO_FIXTURES:
         source = fixture.read_bytes()
-        original_dir = base / fixture.stem / "original"
-        original_dir.mkdir(parents=True)
-        (original_dir / fixture.name).write_bytes(source)
-        _copy_siblings(original_dir)
-        jobs[(fixture.name, "original")] = (original_dir / fixture.name, {})
+        (batches["original"] / fixture.name).write_bytes(source)
+        renamed_by_side[(fixture.name, "original")] = {}
         for runtime in _runtimes(fixture.name):
             result = migrate_source(source, str(fixture), options=MigrateOptions(runtime=runtime))
             assert result.error is None and result.changed, (
                 f"{fixture.name} ({runtime}) must migrate"
             )
-            directory = base / fixture.stem / runtime
-            directory.mkdir()
-            _copy_siblings(directory)
+            if runtime in batches:
+                directory = batches[runtime]
+            else:
+                directory = base / fixture.stem / runtime
+                directory.mkdir(parents=True)
+                _copy_siblings(directory)
+                scripts[(fixture.name, runtime)] = directory / fixture.name
             (directory / fixture.name).write_bytes(result.migrated)
             # Moved classes and their create_local_tensor_test_class twins -> their originals.
             renamed = renamed_classes(result)
-            jobs[(fixture.name, runtime)] = (directory / fixture.name, renamed)
+            renamed_by_side[(fixture.name, runtime)] = renamed
             # Migrating again: the original has continuous classes already; named alike on both sides.
-            jobs[(fixture.name, "original")][1].update(renamed)
+            renamed_by_side[(fixture.name, "original")].update(renamed)
+    results: dict[tuple[str, str], Run] = {}
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
         # Every side with fast start: the per-test tests a migrated file keeps run exactly as the
         # original's do (torch's own _run, fresh ranks per test), so the comparison stays fair and
         # a file that keeps a few per-test tests costs seconds, not minutes, of torch spawns.
-        futures = {key: pool.submit(_run, script, True) for key, (script, _) in jobs.items()}
-        results = {}
-        for key, future in futures.items():
+        batch_futures = {side: pool.submit(_run_batch, d) for side, d in batches.items()}
+        script_futures = {key: pool.submit(_run, script, True) for key, script in scripts.items()}
+        for side, future in batch_futures.items():
+            by_module, code, output = future.result()
+            for fixture in GLOO_FIXTURES:
+                if (fixture.name, side) in renamed_by_side:
+                    results[(fixture.name, side)] = Run(
+                        by_module.get(fixture.stem, {}), code, output
+                    )
+        for key, future in script_futures.items():
             results[key] = future.result()
-            results[key].renamed = jobs[key][1]
+    for key, run in results.items():
+        run.renamed = renamed_by_side[key]
     return results
+
+
+def _run_batch(directory: Path) -> tuple[dict[str, dict[str, str]], int, str]:
+    """Every test file of ``directory`` in one ``python -m pytest`` run with fast start: outcomes
+    by module and ``Class.test`` (from its JUnit XML), exit status, output."""
+    report = directory / "report.xml"
+    files = sorted(p.name for p in directory.glob("test_*.py"))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    command += ["--distlint-fast-start", "--junit-xml", str(report), *files]
+    process = subprocess.Popen(
+        command,
+        cwd=directory,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    output = _communicate(process, directory)
+    by_module: dict[str, dict[str, str]] = {}
+    for module, test_id, outcome in read_junit_cases(report):
+        by_module.setdefault(module, {})[test_id] = outcome
+    return by_module, process.returncode, output
 
 
 def _copy_siblings(directory: Path) -> None:

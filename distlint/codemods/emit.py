@@ -52,7 +52,9 @@ class Emitter:
         wrapper: MetadataWrapper,
         options: MigrateOptions,
         runners: Sequence[str],
+        source: bytes | None = None,
     ) -> None:
+        """``source``: the bytes ``wrapper``'s module was parsed from (saves printing it again)."""
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
@@ -60,7 +62,7 @@ class Emitter:
         self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         # Imports the new classes need, and those of removed code, applied once at the end.
-        self.imports = ImportChanges(wrapper)
+        self.imports = ImportChanges(wrapper, source)
         #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.

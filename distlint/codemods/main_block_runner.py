@@ -65,9 +65,12 @@ def point_runner_at_placeholder(
         return module, None, ""
     if torch_runner not in facts.imports.candidates(call.func):
         return module, None, ""
-    new_module = module.visit(ReplaceNodes({id(call.func): cst.Name(PLACEHOLDER)}))
-    assert isinstance(new_module, cst.Module)
-    return new_module, call.func, ""
+    # The call is in the guard, a top-level statement: only that statement is visited.
+    body = list(module.body)
+    body[guard.index] = cst.ensure_type(
+        guard.node.visit(ReplaceNodes({id(call.func): cst.Name(PLACEHOLDER)})), cst.If
+    )
+    return module.with_changes(body=body), call.func, ""
 
 
 def name_is_bound(module: cst.Module, name: str) -> bool:
@@ -82,6 +85,7 @@ def finish_runner(module: cst.Module) -> tuple[cst.Module, tuple[str, str, str |
     alias: str | None = None
     if name_is_bound(module, name):
         alias = name = "distlint_run_tests"
-    renamed = module.visit(_RenamePlaceholder(name))
-    assert isinstance(renamed, cst.Module)
-    return renamed, (DISTLINT_RUNNER[0], DISTLINT_RUNNER[1], alias)
+    # The placeholder is in the main guard, a top-level ``if``: the other statements stay.
+    rename = _RenamePlaceholder(name)
+    body = [s.visit(rename) if isinstance(s, cst.If) else s for s in module.body]
+    return module.with_changes(body=body), (DISTLINT_RUNNER[0], DISTLINT_RUNNER[1], alias)

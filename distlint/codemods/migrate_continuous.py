@@ -122,7 +122,7 @@ def migrate_source(
         result.report = plan.report
         if not plan.changes:
             return result
-        migrated = Emitter(plan, wrapper, options, config.runners).module()
+        migrated = Emitter(plan, wrapper, options, config.runners, source).module()
         new_bytes = migrated.bytes
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"

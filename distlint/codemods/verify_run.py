@@ -57,16 +57,23 @@ class RunResult:
 
 def read_junit(report: Path) -> tuple[dict[str, str], list[str]]:
     """``Class.test`` -> worst outcome, and the ids in report order, from pytest's JUnit XML."""
-    seen: dict[str, list[str]] = {}
+    cases = read_junit_cases(report)
+    return {test_id: outcome for _, test_id, outcome in cases}, [t for _, t, _ in cases]
+
+
+def read_junit_cases(report: Path) -> list[tuple[str, str, str]]:
+    """``(module, Class.test, worst outcome)`` of each test in pytest's JUnit XML, in report
+    order (a report of several files: ``module`` tells their classes apart)."""
+    seen: dict[tuple[str, str], list[str]] = {}
     try:
         root = ET.parse(report).getroot()
     except (OSError, ET.ParseError):
-        return {}, []
+        return []
     for case in root.iter("testcase"):
         classname, name = case.get("classname", ""), case.get("name", "")
         if not classname or not name:  # a collection error of the module
             continue
-        test_id = f"{classname.rsplit('.', 1)[-1]}.{name}"
+        module, _, cls = classname.rpartition(".")
         tags = {child.tag for child in case}
         outcome = (
             "error"
@@ -77,9 +84,11 @@ def read_junit(report: Path) -> tuple[dict[str, str], list[str]]:
             if "skipped" in tags
             else "passed"
         )
-        seen.setdefault(test_id, []).append(outcome)
-    outcomes = {test_id: next(o for o in SEVERITY if o in found) for test_id, found in seen.items()}
-    return outcomes, list(seen)
+        seen.setdefault((module, f"{cls}.{name}"), []).append(outcome)
+    return [
+        (module, test_id, next(o for o in SEVERITY if o in found))
+        for (module, test_id), found in seen.items()
+    ]
 
 
 def scratch_path(path: Path) -> Path:

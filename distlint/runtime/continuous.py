@@ -30,14 +30,10 @@ from .decorators import REQUIRED_WORLD_SIZE_ATTR, RequirementContext, first_unme
 from .outcome import Outcome, Verdict
 from .resolve import ClassPlan, class_ref, declared_environment, environ_key, plan_for_class
 from .role import Role, current_role, worker_device_type
-from .worker_pool import PoolStartError
 
 # unittest drops frames of modules that set this from failure tracebacks: the
 # report then shows the ranks' tracebacks, not the dispatcher's plumbing.
 __unittest = True
-
-# Where a pool must be up by: generous, a cold spawn imports torch per rank.
-MIN_STARTUP_TIMEOUT_S = 60.0
 
 # Per class, never inherited: a subclass resolves its own plan.
 _plans: dict[type, ClassPlan] = {}
@@ -210,11 +206,11 @@ class MultiProcContinuousTest(TestCaseBase):
             config = _configs[key] = dataclasses.replace(
                 plan.config, environ=environ_key(declared_environment(type(self)))
             )
-        startup = max(MIN_STARTUP_TIMEOUT_S, plan.test_timeout_s)
-        try:
-            pool = pool_registry.pool_for(config, startup, preload=(type(self).__module__,))
-        except PoolStartError as error:
-            raise RankFailure(f"worker pool for {self.id()} could not start:\n{error}") from None
+        pool = pool_registry.pool_for_test(
+            config, self.id(), plan.test_timeout_s, preload=(type(self).__module__,)
+        )
+        if isinstance(pool, str):
+            raise RankFailure(pool)
         outcome = pool.run_test(
             class_ref(type(self)), self._testMethodName, self.id(), plan.test_timeout_s
         )

@@ -182,7 +182,6 @@ def _run_on_ranks(spec: OnRanksSpec, instance: Any, arguments: dict) -> None:
     from .protocol import RunFunction, next_seq
     from .pytest_plugin import assign_gpus_once
     from .resolve import class_ref, environ_key, plan_for_class
-    from .worker_pool import PoolStartError
 
     assign_gpus_once()  # under pytest-xdist: this worker's share of the GPUs, before any pool
     test = current_test_id()
@@ -211,14 +210,9 @@ def _run_on_ranks(spec: OnRanksSpec, instance: Any, arguments: dict) -> None:
         unpicklable = str(error)
     if unpicklable is not None:
         pytest.fail(unpicklable, pytrace=False)  # outside the except: no chained traceback
-    try:
-        pool = pool_registry.pool_for(config, max(60.0, plan.test_timeout_s))
-    except PoolStartError as error:
-        unstarted: str | None = f"worker pool for {test} could not start:\n{error}"
-    else:
-        unstarted = None
-    if unstarted is not None:
-        pytest.fail(unstarted, pytrace=False)
+    pool = pool_registry.pool_for_test(config, test, plan.test_timeout_s)
+    if isinstance(pool, str):
+        pytest.fail(pool, pytrace=False)
     outcome = pool.run(message, plan.test_timeout_s)
     rank_state.warn(test, outcome.restored)
     if outcome.verdict is Verdict.SKIP:

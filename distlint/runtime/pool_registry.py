@@ -43,6 +43,22 @@ def _note(message: str) -> None:
     sys.stderr.flush()
 
 
+#: Starting a pool (a fork server importing torch, then the ranks and their PG) may take a
+#: minute on a loaded CI machine, whatever a test's own timeout.
+MIN_STARTUP_TIMEOUT_S = 60.0
+
+
+def pool_for_test(
+    config: PoolConfig, test_id: str, test_timeout_s: float, preload: Sequence[str] = ()
+) -> WorkerPool | str:
+    """The pool that runs ``test_id`` (a class test or an ``@on_ranks`` function), or why none
+    could start, in the words both report as the test's failure."""
+    try:
+        return pool_for(config, max(MIN_STARTUP_TIMEOUT_S, test_timeout_s), preload)
+    except PoolStartError as error:
+        return f"worker pool for {test_id} could not start:\n{error}"
+
+
 def pool_for(
     config: PoolConfig, startup_timeout_s: float, preload: Sequence[str] = ()
 ) -> WorkerPool:

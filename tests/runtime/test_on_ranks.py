@@ -7,6 +7,7 @@ log; the others check the decorator and the plugin in this process, without rank
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -177,6 +178,56 @@ def test_the_on_ranks_example_of_the_runtime_page_runs_under_plain_pytest(tmp_pa
         "test_on_ranks_example.test_sizes[1]": "passed",
         "test_on_ranks_example.test_sizes[8]": "passed",
     }, proc.stdout + proc.stderr
+    assert_run_left_nothing(env)
+
+
+XDIST_FILE = """\
+import json
+import os
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from distlint.runtime import on_ranks
+
+
+@on_ranks(2, backend="gloo")
+@pytest.mark.parametrize("n", range(6))
+def test_all_reduce(rank, n, worker_id):
+    t = torch.ones(1) * (rank + n)
+    dist.all_reduce(t)
+    assert t.item() == 2 * n + 1
+    with open(os.environ["XDIST_LOG"], "a") as log:
+        log.write(json.dumps({"n": n, "worker": worker_id, "rank": rank, "pid": os.getpid()}) + "\\n")
+"""
+
+
+def test_each_xdist_worker_serves_its_on_ranks_tests_from_a_pool_of_its_own(tmp_path):
+    pytest.importorskip("xdist")
+    (tmp_path / "test_xdist_ranks.py").write_text(XDIST_FILE)
+    report, log = tmp_path / "report.xml", tmp_path / "ranks.jsonl"
+    env = subprocess_env(tmp_path, XDIST_LOG=str(log))
+    for name in [n for n in env if n.startswith("PYTEST_")]:  # not a worker of this run's xdist
+        env.pop(name)
+    proc = run_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "test_xdist_ranks.py"]
+        + [f"--junit-xml={report}"],
+        env,
+        timeout=300,  # a hang guard: two workers, each importing torch and starting one pool
+        cwd=tmp_path,
+    )
+    output = proc.stdout + proc.stderr
+    assert set(outcomes_of(read_junit(report)).values()) == {"passed"}, output
+    assert len(read_junit(report)) == 6, output
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    pids: dict[str, set[int]] = {}
+    for entry in entries:
+        pids.setdefault(entry["worker"], set()).add(entry["pid"])
+    assert sorted(pids) == ["gw0", "gw1"], entries  # both workers ran tests
+    # Within a worker one pool of 2 served every test; the two workers share no rank.
+    assert all(len(ranks) == 2 for ranks in pids.values()), pids
+    assert not pids["gw0"] & pids["gw1"], pids
     assert_run_left_nothing(env)
 
 

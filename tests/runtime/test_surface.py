@@ -134,7 +134,7 @@ def test_ranks_that_cannot_build_the_pg_fail_or_skip_every_test_without_hanging(
     case_log, run_scope, monkeypatch
 ):
     # A pool may take 300 s to start here, so that waiting it out would fail the hang guard below.
-    monkeypatch.setattr(continuous, "MIN_STARTUP_TIMEOUT_S", 300.0)
+    monkeypatch.setattr(pool_registry, "MIN_STARTUP_TIMEOUT_S", 300.0)
     outcomes = run_classes(surface.OptsRaise, surface.OptsRaiseOnOneRank, surface.OptsSkip)
     lonely = outcomes["OptsRaiseOnOneRank.test_one"]
     assert lonely.kind == "error" and "RuntimeError: rank 1 has no options" in lonely.message

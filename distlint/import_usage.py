@@ -1,0 +1,172 @@
+"""Which imports an edited module still uses, read with stdlib ``ast`` the way libcst's
+unused-import check (``GatherUnusedImportsVisitor``) reads them.
+
+An import is in use when a name it binds is read anywhere in the module (``import a.b`` binds
+``a``), named in ``__all__``, or appears in a string annotation. Unlike libcst, no scopes: a
+function's local that shadows an imported name counts as a use, so an import is at worst kept
+where libcst would drop it, never dropped where libcst keeps it. :mod:`distlint.imports` uses it
+to hand libcst's ``RemoveImportsVisitor`` only the import lines with something to remove.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+#: ``(module, obj, asname)``, as libcst's ``RemoveImportsVisitor`` schedules removals.
+Scheduled = tuple[str, Optional[str], Optional[str]]
+#: ``(module, obj)`` of an import (module None: a relative ``from . import``).
+ImportKey = tuple[Optional[str], Optional[str]]
+
+#: Calls whose string arguments (keywords too: ``bound=``) libcst reads as annotations.
+_STRING_ANNOTATION_CALLS = frozenset({"TypeVar"})
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+@dataclass(frozen=True)
+class ImportUsage:
+    #: Names read anywhere, ``__all__`` entries, and every dotted prefix in string annotations.
+    names: frozenset[str]
+    #: ``(module, obj)`` of the imports that are not statements of the module's top level.
+    nested: frozenset[ImportKey]
+
+    @classmethod
+    def of(cls, code: str) -> ImportUsage | None:
+        """The usage of module ``code``; None when it does not parse (libcst decides then)."""
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return None
+        top_level = {id(statement) for statement in tree.body}
+        names: set[str] = set()
+        nested: set[ImportKey] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                if not isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if id(node) not in top_level:
+                    nested.update(_imported(node))
+            elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+                names.update(_string_names(node.annotation))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+                names.update(_string_names(node.returns))
+            elif isinstance(node, ast.Call) and _called_name(node) in _STRING_ANNOTATION_CALLS:
+                for argument in [*node.args, *(k.value for k in node.keywords)]:
+                    names.update(_string_names(argument))
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                    names.update(_strings(node.value))
+        return cls(frozenset(names), frozenset(nested))
+
+    def in_use(self, item: Scheduled) -> bool:
+        module, obj, asname = item
+        if asname is not None:
+            return asname in self.names
+        if obj is not None:
+            return obj in self.names
+        parts = module.split(".")
+        return any(".".join(parts[:i]) in self.names for i in range(1, len(parts) + 1))
+
+    def imported_below_top_level(self, item: Scheduled) -> bool:
+        module, obj, _ = item
+        return (module, obj) in self.nested
+
+
+@dataclass(frozen=True)
+class ImportedName:
+    """One name an import statement binds: what a removal schedules, and the prefix it binds."""
+
+    scheduled: Scheduled
+    #: ``dist`` for ``import torch.distributed as dist``, ``torch.distributed`` unaliased.
+    prefix: str
+    top_level: bool
+
+    def read_by(self, names: Iterable[str]) -> bool:
+        """Whether one of the dotted ``names`` read refers to what this import binds."""
+        return any(n == self.prefix or n.startswith(self.prefix + ".") for n in names)
+
+
+def imported_names(code: str | bytes) -> list[ImportedName]:
+    """Every name the imports of module ``code`` bind (relative imports and ``*`` left out)."""
+    tree = ast.parse(code)
+    top_level = {id(statement) for statement in tree.body}
+    found: list[ImportedName] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.append(
+                    ImportedName(
+                        (alias.name, None, alias.asname),
+                        alias.asname or alias.name,
+                        id(node) in top_level,
+                    )
+                )
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    found.append(
+                        ImportedName(
+                            (node.module, alias.name, alias.asname),
+                            alias.asname or alias.name,
+                            id(node) in top_level,
+                        )
+                    )
+    return found
+
+
+def read_names(node: cst.CSTNode) -> set[str]:
+    """The dotted name of every ``Name`` and ``Attribute`` in ``node`` (``a.b.c``, ``a.b``, ``a``),
+    as libcst's ``RemovedNodeVisitor`` looks each of them up."""
+    import libcst as cst
+    from libcst.helpers import get_full_name_for_node
+
+    found: set[str] = set()
+    pending: list[cst.CSTNode] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            name = get_full_name_for_node(current)
+            if name is not None:
+                found.add(name)
+        pending.extend(current.children)
+    return found
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[ImportKey]:
+    if isinstance(node, ast.Import):
+        return {(alias.name, None) for alias in node.names}
+    module = node.module if node.level == 0 else None
+    return {(module, alias.name) for alias in node.names}
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _strings(node: ast.AST | None) -> set[str]:
+    if node is None:
+        return set()
+    return {
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def _string_names(annotation: ast.AST | None) -> set[str]:
+    """Every dotted name, and each of its prefixes, in the strings of ``annotation``."""
+    found: set[str] = set()
+    for text in _strings(annotation):
+        for dotted in _DOTTED.findall(text):
+            parts = dotted.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return found
