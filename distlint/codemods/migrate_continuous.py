@@ -117,6 +117,7 @@ def migrate_source(
             config,
             options.class_suffix,
             options.hold,
+            source,
         ).plan()
         plan.report.path = path
         result.report = plan.report

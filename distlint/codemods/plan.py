@@ -65,6 +65,7 @@ from distlint.codemods.rewrite import (
     has_work_left,
 )
 from distlint.config import Config
+from distlint.cst_utils import names_per_statement
 from distlint.metadata import node_spans
 
 # -- building the plan ----------------------------------------------------------------------
@@ -78,8 +79,11 @@ class Planner:
         config: Config,
         suffix: str,
         hold: Mapping[str, tuple[str, str]] | None = None,
+        source: bytes | None = None,
     ) -> None:
+        """``source``: the bytes the module was parsed from (lets searches skip statements)."""
         self.wrapper = wrapper
+        self.source = source
         #: ``Class.test`` -> ``(code, text)``: tests to leave in place although they could move
         #: (what ``migrate --verify`` found by running them).
         self.hold = dict(hold or {})
@@ -271,7 +275,11 @@ class Planner:
         family_names = set(self.classes)
         if not family_names:
             return
-        for statement in self.module.body:
+        # Statements that name no family class have nothing to refuse and no factory call of one.
+        named = names_per_statement(self.source, self.module) if self.source is not None else None
+        for index, statement in enumerate(self.module.body):
+            if named is not None and not named[index] & family_names:
+                continue
             if isinstance(statement, cst.ClassDef) and statement.name.value in family_names:
                 # Inside a family class: setUp/tearDown stay where they are (``super(X, self)`` is
                 # fine there); a member that names a class may move away from it.
