@@ -8,7 +8,7 @@ Every variant is a fresh process started by this script, given the same files th
 * migrate cold    - ``distlint migrate --no-cache`` (dry run: diffs and reports, default jobs);
 * migrate -j1     - the same in one process;
 * migrate warm    - ``distlint migrate`` twice with a fresh cache; the second run is timed;
-* other migrate   - with ``--other DIR``: ``distlint migrate`` (dry run) run from another copy
+* other migrate   - with ``--other DIR``: ``distlint migrate --no-cache`` (dry run) run from another copy
                     of the package (``DIR/distlint``, e.g. ``git archive main distlint`` unpacked
                     there), an earlier version measured side by side;
 * ast floor       - stdlib ``ast.parse`` of every file in this process (CPU seconds).
@@ -132,7 +132,12 @@ class MigrateBench:
             units.append(
                 (
                     "other",
-                    lambda: self.migrate("other distlint migrate, dry run", env=self.other_env),
+                    # --no-cache: both copies carry the same version, and so the same cache keys.
+                    lambda: self.migrate(
+                        "other distlint migrate --no-cache, dry run",
+                        "--no-cache",
+                        env=self.other_env,
+                    ),
                 )
             )
         for repeat in range(repeats):
