@@ -144,14 +144,18 @@ class FastStartSession:
         if everywhere:
             self._start()
 
-    def _start(self) -> None:
+    def _start(self, for_torch_tests: bool = True) -> None:
+        """Start the fork server; ``for_torch_tests``: with torch's test helpers imported at once
+        (per-test classes import them; plain ``@on_ranks`` tests need not pay their ~2 s: the
+        modules the ranks do import are preloaded from the manifest all the same)."""
         from . import fast_start, forkserver, pool_registry
 
         self.started = True
         assign_gpus_once()
         pool_registry.install_exit_hooks()
+        hints = fast_start.SUPPORT_MODULES if for_torch_tests else ()
         try:
-            forkserver.start(hints=fast_start.SUPPORT_MODULES, defer=True)
+            forkserver.start(hints=hints, defer=True)
         except Exception:  # noqa: BLE001 - the first rank starts it, or falls back to spawn with a note
             pass
 
@@ -161,8 +165,10 @@ class FastStartSession:
         # from torch's; the @on_ranks pools fork their ranks from the same server).
         if self.started:
             return
-        if self._opted_in_per_test(item) or _is_on_ranks_test(item):
+        if self._opted_in_per_test(item):
             self._start()
+        elif _is_on_ranks_test(item):
+            self._start(for_torch_tests=False)
 
     def _opted_in_per_test(self, item: Any) -> bool:
         from .early_start import per_test_base
