@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from distlint.codemods.verify import Verifier
-from distlint.codemods.verify_run import SCRATCH_PREFIX, Runner, RunResult, read_junit
+from distlint.codemods.verify_run import SCRATCH_PREFIX, RunHung, Runner, RunResult, read_junit
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "verify" / "test_gloo_shared_state.py"
@@ -39,9 +39,11 @@ class ScriptedRunner(Runner):
         self.labels: list[str] = []
         #: ``Class.test`` ids of a class that never moves, run by every whole-file run.
         self.per_test = per_test
+        self.limits: list[float | None] = []
 
-    def run(self, source, label, reverse=False, select=()):
+    def run(self, source, label, reverse=False, select=(), limit_s=None):
         self.labels.append(label + (" reversed" if reverse else ""))
+        self.limits.append(limit_s)
         migrated = MOVED.encode() in source
         held = [t for t in TESTS if f"def {t}" in source.decode().split(f"class {MOVED}")[0]]
         ids = list(select) or [
@@ -56,7 +58,11 @@ class ScriptedRunner(Runner):
             cls, test = test_id.split(".")
             shared = [i.split(".")[1] for i in outcomes if i.startswith(MOVED)]
             side = "shared" if cls == MOVED else "per-test"
-            outcomes[test_id] = self.outcome(side, test, shared if side == "shared" else [])
+            outcome = self.outcome(side, test, shared if side == "shared" else [])
+            if outcome == "hangs":
+                first = not any(i.startswith(f"{cls}.") for i in outcomes)
+                raise RunHung(label, limit_s or 0.0, test_id, first)
+            outcomes[test_id] = outcome
         return RunResult(outcomes, 1.0 if not migrated else 0.5, 0, "", list(outcomes))
 
 
@@ -172,6 +178,31 @@ def test_pytest_junit_report_is_read_per_class_and_test(tmp_path):
     }
     assert order == ["ATest.test_ok", "ATest.test_skip", "ATest.test_bad"]
     assert read_junit(tmp_path / "missing.xml") == ({}, [])
+
+
+def test_the_started_log_names_the_test_a_killed_run_was_in(tmp_path):
+    from distlint.codemods.verify_run import _last_started
+
+    (tmp_path / "test_hang.py").write_text(
+        "import time, unittest\n\n"
+        "class ATest(unittest.TestCase):\n"
+        "    def test_1(self): pass\n\n"
+        "class BTest(unittest.TestCase):\n"
+        "    def test_2(self): time.sleep(60)\n"
+    )
+    log = tmp_path / "started.jsonl"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_hang.py"]
+    process = subprocess.Popen(
+        [*command, f"--distlint-started-log={log}"], cwd=tmp_path, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60  # a hang guard: pytest starts in a second or two
+    while "BTest" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    assert _last_started(log) == ("BTest.test_2", True)
+    assert _last_started(tmp_path / "missing.jsonl") == (None, False)
 
 
 def test_reverse_order_option_runs_the_tests_last_to_first(tmp_path):
@@ -374,8 +405,8 @@ def test_a_migrated_file_that_reports_no_test_is_not_verified():
     runner = ScriptedRunner(FIXTURE, lambda side, test, before: "passed")
     plain_run = runner.run
 
-    def run(source, label, reverse=False, select=()):
-        found = plain_run(source, label, reverse, select)
+    def run(source, label, reverse=False, select=(), limit_s=None):
+        found = plain_run(source, label, reverse, select, limit_s)
         if MOVED.encode() in source:  # an import error: pytest collects nothing
             return RunResult({}, 0.1, 2, "E   ImportError: cannot import name 'X'\n")
         return found
@@ -476,3 +507,32 @@ def test_a_test_inherited_by_several_moved_classes_is_demoted_once_naming_the_ot
     assert (
         "(also GlooCollectivesWideTest.test_all_reduce, GlooCollectivesFlagTest" in verdict.text()
     )
+
+
+def test_a_migrated_run_that_hangs_in_a_moved_test_is_stopped_and_that_test_left_behind():
+    from distlint.codemods import verify
+
+    verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
+    runner = verifier.runner = ScriptedRunner(
+        FIXTURE,
+        lambda side, test, before: (
+            "hangs" if (side, test) == ("shared", "test_c_counts") else "passed"
+        ),
+    )
+    verdict = verifier.verify()
+    assert verdict.verified
+    assert [d.test for d in verdict.demoted] == [f"{CLASS}.test_c_counts"]
+    assert "hangs on shared ranks (its run was stopped after 180 s)" in verdict.demoted[0].text
+    assert verdict.result.report.moved_count == 3
+    # The original runs under the budget alone; every migrated run under the hang limit (the
+    # original's 1 s times HANG_FACTOR, but at least the minimum).
+    assert runner.labels[0] == "original" and runner.limits[0] is None
+    assert set(runner.limits[1:]) == {max(verify.MIN_HANG_LIMIT_S, verify.HANG_FACTOR * 1.0)}
+
+
+def test_a_moved_class_whose_first_test_hangs_is_left_behind_whole():
+    verdict, _ = _verify(lambda side, test, before: "hangs" if side == "shared" else "passed")
+    assert not verdict.verified
+    assert verdict.why_not == "every moved test was demoted: nothing left to move"
+    assert [d.test for d in verdict.demoted] == [f"{CLASS}.{t}" for t in TESTS]
+    assert all(f"its class {MOVED} hangs on shared ranks" in d.text for d in verdict.demoted)

@@ -23,7 +23,7 @@ from typing import Any
 from distlint.analysis.model import Reason
 from distlint.codemods.factories import LOCAL_TENSOR_SUFFIX, local_tensor_name
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
-from distlint.codemods.verify_run import MISSING, BudgetExceeded, Runner, RunResult
+from distlint.codemods.verify_run import MISSING, BudgetExceeded, RunHung, Runner, RunResult
 from distlint.config import Config
 
 #: Per file, all runs together: a 50-test PyTorch file takes about a minute a run with fast start,
@@ -31,6 +31,10 @@ from distlint.config import Config
 DEFAULT_BUDGET_S = 1800.0
 #: Runs that look for the test that disturbs another (halving the tests before it), per disturbed test.
 MAX_SEARCH_RUNS = 6
+#: A migrated run is stopped as hung past this many times the original's wall time (it shares
+#: ranks, so it should take less), and never before MIN_HANG_LIMIT_S.
+HANG_FACTOR = 4.0
+MIN_HANG_LIMIT_S = 180.0
 
 
 @dataclass
@@ -128,9 +132,13 @@ class Verifier:
         self.hold: dict[str, tuple[str, str]] = {}
         self.runner = Runner(Path(path), time.monotonic() + budget_s, progress)
         self.runs = 0
+        #: Set once the original ran (see _verify).
+        self.hang_limit_s: float | None = None
 
     def _run(self, source: bytes, label: str, **kwargs: Any) -> RunResult:
         self.runs += 1
+        if source != self.source and self.hang_limit_s is not None:
+            kwargs.setdefault("limit_s", self.hang_limit_s)
         return self.runner.run(source, label, **kwargs)
 
     def verify(self, first: MigrationResult | None = None) -> FileVerdict:
@@ -165,7 +173,50 @@ class Verifier:
                 + _last_line(original.output_tail)
             )
             return
+        # A migrated run that takes this much longer than the original hangs: it is stopped,
+        # and the moved class (or test) it hung in stays behind, rather than the budget going.
+        self.hang_limit_s = max(MIN_HANG_LIMIT_S, HANG_FACTOR * original.seconds)
         flaky: dict[str, str] = {}
+        while True:
+            try:
+                self._compare(verdict, original, flaky)
+                return
+            except RunHung as hung:
+                if not self._hold_hung(verdict, hung):
+                    verdict.why_not = (
+                        f"the {hung.label} run hung in {hung.test_id or 'collection'} "
+                        f"(stopped after {hung.seconds:.0f} s), a test that does not move"
+                    )
+                    return
+            verdict.result = self._migrate()
+            if verdict.result.error or not verdict.result.changed:
+                verdict.flaky = flaky
+                verdict.why_not = (
+                    verdict.result.error or "every moved test was demoted: nothing left to move"
+                )
+                return
+
+    def _hold_hung(self, verdict: FileVerdict, hung: RunHung) -> bool:
+        """Leave behind what a hung migrated run was running: the whole moved class when the
+        test was the first of its class to start (the class hangs on shared ranks: its workers,
+        its PG), else the test. False when it is no moved test."""
+        result = verdict.result
+        renamed = renamed_classes(result)
+        if hung.test_id is None or hung.test_id.split(".", 1)[0] not in renamed:
+            return False
+        cls, test = hung.test_id.split(".", 1)
+        reports = {c.name: c for c in result.report.classes}
+        original_cls = renamed[cls]
+        text = f"hangs on shared ranks (its run was stopped after {hung.seconds:.0f} s)"
+        moved = reports[original_cls].moved if original_cls in reports else []
+        if hung.first_of_class and moved:
+            for name in moved:
+                self._hold(verdict, result, f"{original_cls}.{name}", f"its class {cls} {text}")
+        else:
+            self._hold(verdict, result, f"{original_cls}.{test}", text)
+        return True
+
+    def _compare(self, verdict: FileVerdict, original: RunResult, flaky: dict[str, str]) -> None:
         result = verdict.result
         forward: RunResult | None = None
         while True:

@@ -42,6 +42,20 @@ class BudgetExceeded(Exception):
     """The file's time budget ran out during a run (the run was killed)."""
 
 
+class RunHung(Exception):
+    """A run passed its own time limit (a hang, by the original's measure) and was killed."""
+
+    def __init__(
+        self, label: str, seconds: float, test_id: str | None, first_of_class: bool
+    ) -> None:
+        super().__init__(label)
+        self.label, self.seconds = label, seconds
+        #: ``Class.test`` of the test that had started and not ended (None: before any test).
+        self.test_id = test_id
+        #: No other test of its class had started in the run.
+        self.first_of_class = first_of_class
+
+
 @dataclass
 class RunResult:
     """A run's outcomes, ``Class.test`` -> ``passed``/``skipped``/``failed``/``error``, in the
@@ -91,6 +105,22 @@ def read_junit_cases(report: Path) -> list[tuple[str, str, str]]:
     ]
 
 
+def _last_started(log: Path) -> tuple[str | None, bool]:
+    """``Class.test`` of the last test a run's started log names, and whether it was the first
+    of its class to start."""
+    import json
+
+    try:
+        started = [json.loads(line)["nodeid"] for line in log.read_text().splitlines()]
+    except (OSError, ValueError, KeyError):
+        return None, False
+    ids = [".".join(n.split("::")[-2:]) for n in started if n.count("::") >= 2]
+    if not ids:
+        return None, False
+    cls = ids[-1].split(".", 1)[0]
+    return ids[-1], not any(i.split(".", 1)[0] == cls for i in ids[:-1])
+
+
 def scratch_path(path: Path) -> Path:
     return path.with_name(f"{SCRATCH_PREFIX}{os.getpid()}_{path.name}")
 
@@ -126,9 +156,11 @@ class Runner:
         label: str,
         reverse: bool = False,
         select: Sequence[str] = (),
+        limit_s: float | None = None,
     ) -> RunResult:
         """Run ``source`` as the file (only the ``Class.test`` ids of ``select``, in that order,
-        when given); raises BudgetExceeded when the deadline passes first."""
+        when given); raises BudgetExceeded when the deadline passes first, RunHung when the run
+        takes longer than ``limit_s``."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise BudgetExceeded(label)
@@ -136,6 +168,7 @@ class Runner:
         scratch = scratch_path(self.path)
         with tempfile.TemporaryDirectory(prefix="distlint-verify-") as folder:
             report, log = Path(folder) / "report.xml", Path(folder) / "output.txt"
+            started_log = Path(folder) / "started.jsonl"
             targets = [f"{scratch}::{t.replace('.', '::', 1)}" for t in select] or [str(scratch)]
             command = [
                 sys.executable,
@@ -148,6 +181,7 @@ class Runner:
                 "-p",
                 "no:randomly",  # the order is ours to choose (file order, reversed)
                 f"--junit-xml={report}",
+                f"--distlint-started-log={started_log}",
                 "--distlint-fast-start",
                 *(["--distlint-reverse-order"] if reverse else []),
             ]
@@ -170,10 +204,14 @@ class Runner:
                         env=env,
                         start_new_session=True,
                     )
+                    hung = limit_s is not None and limit_s < left
                     try:
-                        process.wait(timeout=left)
+                        process.wait(timeout=limit_s if hung else left)
                     except subprocess.TimeoutExpired:
-                        raise BudgetExceeded(label) from None
+                        if not hung:
+                            raise BudgetExceeded(label) from None
+                        seconds = time.monotonic() - started
+                        raise RunHung(label, seconds, *_last_started(started_log)) from None
                     finally:
                         kill_session(process)  # also the ranks of a run that exited
             finally:

@@ -44,6 +44,9 @@ INI = "distlint_fast_start"
 OPTION_ALIASES = ("--distlint-fast-spawn",)
 INI_ALIASES = ("distlint_fast_spawn",)
 REVERSE_OPTION = "--distlint-reverse-order"
+#: ``--distlint-started-log PATH``: one JSON line per test as it starts (``{"nodeid": ...}``), so a
+#: run killed mid-test (``distlint migrate --verify`` stops a run that hangs) says which test it was.
+STARTED_LOG_OPTION = "--distlint-started-log"
 _DEST = "distlint_fast_start"
 
 
@@ -70,6 +73,26 @@ def pytest_addoption(parser: Any) -> None:
         default=False,
         help="run the collected tests in reverse order (last class first, its last test first)",
     )
+    group.addoption(
+        STARTED_LOG_OPTION,
+        dest="distlint_started_log",
+        default=None,
+        metavar="PATH",
+        help="append a JSON line naming each test as it starts",
+    )
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    path = _started_log
+    if path is not None:
+        import json
+
+        with open(path, "a") as log:  # line by line: a killed run keeps what it wrote
+            log.write(json.dumps({"nodeid": nodeid}) + "\n")
+
+
+#: Set by pytest_configure from --distlint-started-log.
+_started_log: str | None = None
 
 
 @pytest.hookimpl(trylast=True)  # after any plugin that filters or reorders the items
@@ -93,6 +116,8 @@ def xdist_controller(config: Any) -> bool:
 
 
 def pytest_configure(config: Any) -> None:
+    global _started_log
+    _started_log = config.getoption("distlint_started_log", default=None)
     if xdist_controller(config):
         return
     from .early_start import fast_start_off_by
