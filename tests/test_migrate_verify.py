@@ -143,16 +143,30 @@ def test_a_file_whose_moved_tests_all_skip_is_not_verified():
     assert len(verdict.not_proven) == 4
 
 
-def test_a_class_that_fails_as_a_whole_is_demoted_at_once_and_nothing_is_left_to_move():
-    verdict, labels = _verify(lambda side, test, before: "failed" if side == "shared" else "passed")
+@pytest.mark.parametrize(
+    "on_shared_ranks, why",
+    [
+        ("failed", f"every test of {MOVED} ends differently"),
+        # Its first test hangs: the run is stopped, and the class stays behind as a whole.
+        ("hangs", f"its class {MOVED} hangs on shared ranks"),
+    ],
+)
+def test_a_class_that_fails_as_a_whole_is_demoted_at_once_and_nothing_is_left_to_move(
+    on_shared_ranks, why
+):
+    verdict, labels = _verify(
+        lambda side, test, before: on_shared_ranks if side == "shared" else "passed"
+    )
     assert not verdict.verified
     assert verdict.why_not == "every moved test was demoted: nothing left to move"
     assert [d.test for d in verdict.demoted] == [f"{CLASS}.{t}" for t in TESTS]
-    assert all(f"every test of {MOVED} ends differently" in d.text for d in verdict.demoted)
-    # One run of its first test alone decides for the class, not one run per test.
-    assert [label for label in labels if "alone" in label] == [
-        f"migrated, {CLASS}.test_a_scales alone"
-    ]
+    assert all(why in d.text for d in verdict.demoted)
+    # One run decides for the class, not one run per test: its first test alone (a failure), or
+    # the run it hung in.
+    alone = [label for label in labels if "alone" in label]
+    assert alone == (
+        [f"migrated, {CLASS}.test_a_scales alone"] if on_shared_ranks == "failed" else []
+    )
 
 
 def test_pytest_junit_report_is_read_per_class_and_test(tmp_path):
@@ -528,11 +542,3 @@ def test_a_migrated_run_that_hangs_in_a_moved_test_is_stopped_and_that_test_left
     # original's 1 s times HANG_FACTOR, but at least the minimum).
     assert runner.labels[0] == "original" and runner.limits[0] is None
     assert set(runner.limits[1:]) == {max(verify.MIN_HANG_LIMIT_S, verify.HANG_FACTOR * 1.0)}
-
-
-def test_a_moved_class_whose_first_test_hangs_is_left_behind_whole():
-    verdict, _ = _verify(lambda side, test, before: "hangs" if side == "shared" else "passed")
-    assert not verdict.verified
-    assert verdict.why_not == "every moved test was demoted: nothing left to move"
-    assert [d.test for d in verdict.demoted] == [f"{CLASS}.{t}" for t in TESTS]
-    assert all(f"its class {MOVED} hangs on shared ranks" in d.text for d in verdict.demoted)
