@@ -557,7 +557,8 @@ _VERIFY_TEXTS = {
     "diverged": (
         r"(ends differently on shared ranks|passes alone but ends differently after the tests "
         r"before it on shared ranks|changes the outcome of \S+ run after it on shared ranks|every "
-        r"test of \S+ ends differently on shared ranks, the first alone too) \("
+        r"test of \S+ ends differently on shared ranks, the first alone too|(its class \S+ )?"
+        r"hangs on shared ranks) \("
     ),
     "flaky": r"\w+, then \w+ in two runs of the (original|migrated file): not moved",
 }
