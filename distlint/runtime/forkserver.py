@@ -28,6 +28,7 @@ The server side is :mod:`forkserver_preload`; the two share :data:`SPEC_ENV`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Callable, TypeVar
 
 from . import start_method
@@ -111,11 +112,31 @@ def _note(message: str) -> None:
 # ---- what the server preloads ---------------------------------------------------
 
 
+@contextlib.contextmanager
+def default_start_method_kept() -> Iterator[None]:
+    """Leave multiprocessing's default start method as unset as it was.
+
+    ``spawn.get_preparation_data()`` (which the fork server's ``ensure_running()`` calls too) asks
+    for the default start method, and asking fixes it for the whole process (``fork`` on Linux).
+    torch's ``set_start_method("spawn")`` then fails quietly, and torch's own continuous classes
+    fork their ranks from a process whose OpenMP threads are running: ranks that hang in their
+    first matmul."""
+    import multiprocessing
+
+    unset = multiprocessing.get_start_method(allow_none=True) is None
+    try:
+        yield
+    finally:
+        if unset and multiprocessing.get_start_method(allow_none=True) is not None:
+            multiprocessing.set_start_method(None, force=True)  # back to "not chosen yet"
+
+
 def main_entry() -> dict:
     """How a child re-creates ``__main__`` (what multiprocessing's spawn does): by path, by name, or not at all."""
     from multiprocessing import spawn
 
-    data = spawn.get_preparation_data("distlint")
+    with default_start_method_kept():
+        data = spawn.get_preparation_data("distlint")
     return {key: data[key] for key in ("init_main_from_path", "init_main_from_name") if key in data}
 
 
@@ -167,7 +188,8 @@ def start(hints: Sequence[str] = (), defer: bool = True, modules: Iterable[str] 
         previous = os.environ.get(SPEC_ENV)
         os.environ[SPEC_ENV] = json.dumps(spec)
         try:
-            server.ensure_running()
+            with default_start_method_kept():
+                server.ensure_running()
         except Exception as exc:  # noqa: BLE001 - e.g. no /dev/shm, fd limits: the caller uses spawn
             shutil.rmtree(folder, ignore_errors=True)
             # A TMPDIR too long for a Unix socket's path (AF_UNIX allows ~107 bytes, and Python

@@ -632,3 +632,37 @@ def test_only_the_per_test_classes_of_opted_in_files_get_fast_start_without_a_fl
     assert not auto._opted_in_per_test(item(opted, object))  # not a per-test class
     auto.everywhere = True  # --distlint-fast-start / distlint_fast_start = true
     assert auto._opted_in_per_test(item(plain, PerTest))
+
+
+START_METHOD_PROBE = """\
+import json
+import multiprocessing
+import os
+
+import torch.multiprocessing
+
+
+def test_the_default_start_method_is_still_unchosen():
+    chosen = multiprocessing.get_start_method(allow_none=True)
+    torch.multiprocessing.set_start_method("spawn")  # what torch's continuous classes do first
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump({"before": chosen, "after": multiprocessing.get_start_method()}, out)
+"""
+
+
+def test_the_fork_server_leaves_the_default_start_method_for_torch_to_choose(tmp_path):
+    """Starting the fork server must not fix multiprocessing's default start method (CPython's
+    preparation data asks for it, which fixes it to fork): torch's continuous classes set spawn,
+    and would otherwise fork their ranks from a process whose OpenMP threads run."""
+    (tmp_path / "test_probe.py").write_text(START_METHOD_PROBE)
+    out = tmp_path / "probe.json"
+    env = subprocess_env(tmp_path, PROBE_OUT=str(out))
+    proc = run_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--distlint-fast-start", "test_probe.py"],
+        env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out.read_text()) == {"before": None, "after": "spawn"}
+    assert_run_left_nothing(env)
