@@ -73,3 +73,24 @@ def run_cli(capsys, monkeypatch, tmp_path) -> Callable[..., CliResult]:
         return status, out, err
 
     return run
+
+
+#: The modules that take minutes (each runs processes that import torch), slowest first. Under
+#: ``pytest -n 2 --dist loadfile`` the workers take files in collection order: started last, one
+#: of these would leave a worker finishing it alone while the other idles.
+SLOW_MODULES = (
+    "test_migrate_verify.py",
+    "test_processes.py",
+    "test_fast_start.py",
+    "test_migrate_equivalence.py",
+    "test_faults.py",
+    "test_surface.py",
+    "test_on_ranks.py",
+    "test_precommit.py",
+)
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Slow modules first, each module's tests in their own order (a stable sort)."""
+    rank = {name: index for index, name in enumerate(SLOW_MODULES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_MODULES)))
