@@ -48,7 +48,6 @@ class ImportChanges:
 
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
-        self._wrapper = wrapper
         self._source = source
         self._original_imports: list[ImportedName] | None = None
 
@@ -81,11 +80,12 @@ class ImportChanges:
 
         from distlint.import_usage import read_names
 
-        if isinstance(node, (cst.Import, cst.ImportFrom)) or self._wrapper is None:
+        wrapper = self._removals.wrapper
+        if isinstance(node, (cst.Import, cst.ImportFrom)) or wrapper is None:
             RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
             return self
         if self._original_imports is None:
-            source = self._source if self._source is not None else self._wrapper.module.bytes
+            source = self._source if self._source is not None else wrapper.module.bytes
             self._original_imports = imported_names(source)
         names = read_names(node)
         hits = [entry for entry in self._original_imports if entry.read_by(names)]

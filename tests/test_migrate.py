@@ -1452,13 +1452,22 @@ def test_an_existing_class_that_cannot_take_the_tests_keeps_them(existing: str, 
     assert other.report.classes[0].moved == ["test_all_reduce"]
 
 
-def test_another_class_suffix_asks_the_same_question() -> None:
-    source = (
+def _with_shared_class(base_import: str, base: str, world_size: int) -> str:
+    """A per-test class ``T`` and a continuous ``TShared`` (what ``--class-suffix Shared`` names)."""
+    return (
         textwrap.dedent(PER_TEST_HEADER)
-        + "from torch.testing._internal.common_distributed import MultiProcContinuousTest\n\n"
+        + f"{base_import}\n\n"
         + SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
-        + "\n\nclass TShared(MultiProcContinuousTest):\n    world_size = 4\n\n"
+        + f"\n\nclass TShared({base}):\n    world_size = {world_size}\n\n"
         + "    @classmethod\n    def backend_str(cls):\n        return 'gloo'\n"
+    )
+
+
+def test_another_class_suffix_asks_the_same_question() -> None:
+    source = _with_shared_class(
+        "from torch.testing._internal.common_distributed import MultiProcContinuousTest",
+        "MultiProcContinuousTest",
+        4,
     )
     result = migrate_source(
         source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
@@ -1471,13 +1480,7 @@ def test_another_class_suffix_asks_the_same_question() -> None:
 def test_another_class_suffix_knows_the_configured_continuous_bases() -> None:
     """The plan asks the analysis' question with the analysis' continuous bases: a class of
     another --class-suffix deriving from a configured continuous base can take the tests."""
-    source = (
-        textwrap.dedent(PER_TEST_HEADER)
-        + "from our_testing import OurContinuousBase\n\n"
-        + SPAWNING_CLASS.format(name="T", base="MultiProcessTestCase", extra="", args=GLOO_ARGS)
-        + "\n\nclass TShared(OurContinuousBase):\n    world_size = 2\n\n"
-        + "    @classmethod\n    def backend_str(cls):\n        return 'gloo'\n"
-    )
+    source = _with_shared_class("from our_testing import OurContinuousBase", "OurContinuousBase", 2)
     result = migrate_source(
         source.encode(),
         "test_inline.py",
