@@ -8,7 +8,8 @@ one ``python -m pytest`` process, their ``--runtime distlint`` migrations togeth
 torch`` migration as ``python FILE`` through its own ``__main__`` block. Per-test tests (all of
 an original's, those a migrated file keeps) run with distlint's fast start: torch's own
 ``_run``, fresh ranks and a fresh PG per test, only the start method differs, so a DTensor file
-of 9 tests at world size 4 takes seconds instead of minutes. Outcomes are read from structured
+of 9 tests at world size 4 takes seconds instead of minutes; so do the class-scope ranks of
+torch's continuous classes (torch's own worker loop, forked from the fork server). Outcomes are read from structured
 reports (pytest's JUnit XML, the JSON report ``tests/outcome_recorder.py`` writes), never from
 a run's output (any library can print there: torch warns when numpy is missing). Then: no
 failure or error anywhere, and the same test ids pass and skip in the original and in each

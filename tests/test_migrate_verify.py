@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 
 from distlint.codemods.verify import Verifier
-from distlint.codemods.verify_run import SCRATCH_PREFIX, RunHung, Runner, RunResult, read_junit
+from distlint.codemods.verify_run import (
+    SCRATCH_PREFIX,
+    BudgetExceeded,
+    RunHung,
+    Runner,
+    RunResult,
+    read_junit,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "verify" / "test_gloo_shared_state.py"
@@ -141,6 +148,34 @@ def test_a_file_whose_moved_tests_all_skip_is_not_verified():
     assert not verdict.verified
     assert "no moved test ran on this machine" in verdict.why_not
     assert len(verdict.not_proven) == 4
+
+
+def test_tests_that_fail_on_both_sides_are_kept_and_named():
+    verdict, _ = _verify(
+        lambda side, test, before: "failed" if test == "test_a_scales" else "passed"
+    )
+    assert verdict.verified and not verdict.demoted
+    assert verdict.kept == 4 and verdict.failing_both == [f"{CLASS}.test_a_scales"]
+    assert (
+        f"fail on both sides (counted as kept; the original fails here too): {CLASS}.test_a_scales"
+        in (verdict.text())
+    )
+
+
+def test_a_budget_that_runs_out_after_a_full_run_reports_that_runs_figures():
+    class OutOfTime(ScriptedRunner):
+        def run(self, source, label, reverse=False, select=(), limit_s=None):
+            if reverse:
+                raise BudgetExceeded(label + ", reversed")
+            return super().run(source, label, reverse, select, limit_s)
+
+    verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
+    verifier.runner = OutOfTime(FIXTURE, lambda side, test, before: "passed")
+    verdict = verifier.verify()
+    assert not verdict.verified
+    assert "ran out (during: migrated, reversed)" in verdict.why_not
+    assert (verdict.tests_run, verdict.kept, verdict.moved_run) == (4, 4, 4)
+    assert "4 tests run, 4 outcomes kept (last run)" in verdict.text()
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,8 @@ class FileVerdict:
     flaky: dict[str, str] = field(default_factory=dict)
     #: Skipped on both sides: nothing shows that moving them keeps what they test.
     not_proven: list[str] = field(default_factory=list)
+    #: Failing (or erroring) on both sides: kept, but a failure proves less than a pass.
+    failing_both: list[str] = field(default_factory=list)
     seconds_before: float = 0.0
     seconds_after: float = 0.0
     runs: int = 0
@@ -91,6 +93,11 @@ class FileVerdict:
             lines.append(
                 "  not proven on this machine (skipped on both sides): "
                 + ", ".join(self.not_proven)
+            )
+        if self.failing_both:
+            lines.append(
+                "  fail on both sides (counted as kept; the original fails here too): "
+                + ", ".join(self.failing_both)
             )
         return "\n".join(lines) + "\n"
 
@@ -134,6 +141,10 @@ class Verifier:
         self.runs = 0
         #: Set once the original ran (see _verify).
         self.hang_limit_s: float | None = None
+        #: The arguments of _tally for the last migrated run compared with the original.
+        self.last_compared: (
+            tuple[MigrationResult, RunResult, RunResult, Mapping[str, str], dict[str, str]] | None
+        ) = None
 
     def _run(self, source: bytes, label: str, **kwargs: Any) -> RunResult:
         self.runs += 1
@@ -152,6 +163,8 @@ class Verifier:
             self._verify(verdict)
         except BudgetExceeded as exc:
             verdict.verified = False
+            if self.last_compared is not None:  # the figures of the last full run, not zeros
+                self._tally(verdict, *self.last_compared)
             verdict.why_not = (
                 f"the time budget of {self.budget_s:g} s ran out (during: {exc}); "
                 "raise it with --verify-budget"
@@ -230,6 +243,7 @@ class Verifier:
                         + _last_line(forward.output_tail)
                     )
                     return
+            self.last_compared = (result, original, forward, renamed, flaky)
             sides = [(forward, False)]
             if not self._diverged(original, forward, renamed, flaky):
                 # Reversed only when file order keeps every outcome (but flaky ones): a difference
@@ -337,6 +351,11 @@ class Verifier:
         verdict.moved_run = sum(1 for t in moved if after.get(t) not in ("skipped", MISSING))
         verdict.not_proven = sorted(
             t for t, o in after.items() if o == "skipped" and original.outcomes.get(t) == "skipped"
+        )
+        verdict.failing_both = sorted(
+            t
+            for t, o in after.items()
+            if o in ("failed", "error") and original.outcomes.get(t) in ("failed", "error")
         )
 
     # -- who diverged ----------------------------------------------------------------------

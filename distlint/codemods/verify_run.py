@@ -161,10 +161,11 @@ class Runner:
         """Run ``source`` as the file (only the ``Class.test`` ids of ``select``, in that order,
         when given); raises BudgetExceeded when the deadline passes first, RunHung when the run
         takes longer than ``limit_s``."""
+        label += ", reversed" if reverse else ""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise BudgetExceeded(label)
-        self.progress(label + (", reversed" if reverse else ""))
+        self.progress(label)
         scratch = scratch_path(self.path)
         with tempfile.TemporaryDirectory(prefix="distlint-verify-") as folder:
             report, log = Path(folder) / "report.xml", Path(folder) / "output.txt"

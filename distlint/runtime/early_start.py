@@ -74,6 +74,11 @@ def per_test_base() -> Any:
     return getattr(module, "MultiProcessTestCase", None)
 
 
+def continuous_base() -> Any:
+    """torch's ``MultiProcContinuousTest``, if torch's test helpers are imported (never imports them)."""
+    return getattr(sys.modules.get(COMMON_DISTRIBUTED), "MultiProcContinuousTest", None)
+
+
 @functools.lru_cache(maxsize=256)
 def imported_modules(path: str, top_level: bool = True) -> tuple[str, ...]:
     """The modules a file imports (read with ast, nothing imported; each file parsed once per

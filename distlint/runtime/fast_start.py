@@ -58,6 +58,8 @@ SUPPORT_MODULES = ("torch.testing._internal.common_utils", COMMON_DISTRIBUTED)
 EXIT_DISPATCHER_GONE = 70
 
 _original: Callable[..., Any] | None = None
+#: torch's ``MultiProcContinuousTest._spawn_processes`` (a classmethod) while fast start serves it.
+_original_continuous: classmethod | None = None
 #: The per-test classes fast start is for; None: every one (asked for by flag, ini or run_tests).
 _only: frozenset | None = None
 _noted: set[str] = set()
@@ -79,6 +81,27 @@ def _note_once(key: str, message: str) -> None:
 def per_test_base() -> type[MultiProcessTestCase] | None:
     """torch's ``MultiProcessTestCase``, if torch's test helpers are imported (never imports them)."""
     return cast("type[MultiProcessTestCase] | None", early_start.per_test_base())
+
+
+def continuous_base() -> type | None:
+    """torch's ``MultiProcContinuousTest``, if torch's test helpers are imported (never imports them)."""
+    return cast("type | None", early_start.continuous_base())
+
+
+def continuous_shape_problem(base: type) -> str | None:
+    """Why ``base`` is not the MultiProcContinuousTest whose rank start this module can serve."""
+    spawn = inspect.getattr_static(base, "_spawn_processes", None)
+    if not isinstance(spawn, classmethod):
+        return "MultiProcContinuousTest._spawn_processes is not a classmethod"
+    try:
+        parameters = list(inspect.signature(spawn.__func__).parameters)
+    except (TypeError, ValueError):
+        return "MultiProcContinuousTest._spawn_processes has no readable signature"
+    module = sys.modules.get(base.__module__)
+    torch_mp = getattr(getattr(module, "torch", None), "multiprocessing", None)
+    if len(parameters) != 2 or not isinstance(getattr(torch_mp, "Process", None), type):
+        return "MultiProcContinuousTest._spawn_processes does not take (cls, world_size)"
+    return None
 
 
 def shape_problem(base: type) -> str | None:
@@ -122,16 +145,36 @@ def install(only: Iterable[type] | None = None) -> bool:
     _only = None if only is None else frozenset(only)
     _original = base._spawn_processes
     setattr(base, "_spawn_processes", _spawn_processes)
+    _install_continuous()
     return True
+
+
+def _install_continuous() -> None:
+    """Serve the ranks of torch's continuous classes too (``--runtime torch`` migrations): their
+    start costs every class ``world_size`` fresh torch imports under spawn."""
+    global _original_continuous
+    base = continuous_base()
+    if base is None:
+        return
+    problem = continuous_shape_problem(base)
+    if problem is not None:
+        _note_once("continuous-shape", f"{problem} (unknown torch internals); its ranks use spawn")
+        return
+    _original_continuous = inspect.getattr_static(base, "_spawn_processes")
+    setattr(base, "_spawn_processes", classmethod(_spawn_continuous_processes))
 
 
 def uninstall() -> None:
     """Put torch's own ``_spawn_processes`` back."""
     global _original, _only
+    global _original_continuous
     base = per_test_base()
     if _original is not None and base is not None:
         setattr(base, "_spawn_processes", _original)
-    _original, _only = None, None
+    continuous = continuous_base()
+    if _original_continuous is not None and continuous is not None:
+        setattr(continuous, "_spawn_processes", _original_continuous)
+    _original, _only, _original_continuous = None, None, None
 
 
 def installed() -> bool:
@@ -168,6 +211,33 @@ def _spawn_processes(self: Any) -> None:
     except RuntimeError:
         pass
     self._start_processes(FastStartProcess)
+
+
+#: Held while torch's continuous ``_spawn_processes`` runs with the fork server's process class.
+_continuous_lock = threading.Lock()
+
+
+def _spawn_continuous_processes(cls: Any, world_size: int) -> None:
+    """``MultiProcContinuousTest._spawn_processes`` with its ranks forked from the fork server:
+    torch's own loop, queues and rendezvous file; only the process class differs."""
+    assert _original_continuous is not None  # installed with it
+    original = _original_continuous.__func__
+    if early_start.fast_spawn_disabled() or (_only is not None and cls not in _only):
+        return original(cls, world_size)
+    reason = spawn_reason()
+    if reason is not None:
+        _note_once(reason, f"{reason}; {cls.__name__} and later classes use spawn")
+        return original(cls, world_size)
+    import torch.multiprocessing
+
+    # torch's loop builds torch.multiprocessing.Process(...): that name is swapped for the call.
+    with _continuous_lock:
+        spawned = torch.multiprocessing.Process
+        torch.multiprocessing.Process = FastStartProcess  # type: ignore[misc, assignment]
+        try:
+            original(cls, world_size)
+        finally:
+            torch.multiprocessing.Process = spawned  # type: ignore[misc]
 
 
 class FastStartProcess(mp_context.ForkServerProcess):

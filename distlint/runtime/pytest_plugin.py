@@ -196,14 +196,17 @@ class FastStartSession:
             self._start(for_torch_tests=False)
 
     def _opted_in_per_test(self, item: Any) -> bool:
-        from .early_start import per_test_base
+        from .early_start import continuous_base, per_test_base
 
-        base = per_test_base()
         cls = getattr(item, "cls", None)
-        if base is None or not (isinstance(cls, type) and issubclass(cls, base)):
+        if not isinstance(cls, type):
             return False
-        if self.everywhere:
-            return True
+        if self.everywhere:  # torch's continuous classes too: their class-scope ranks start fast
+            bases = tuple(b for b in (per_test_base(), continuous_base()) if b is not None)
+            return bool(bases) and issubclass(cls, bases)
+        base = per_test_base()
+        if base is None or not issubclass(cls, base):
+            return False
         from .fast_start import uses_distlint_runtime
 
         path = getattr(getattr(item, "module", None), "__file__", None)

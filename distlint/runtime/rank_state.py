@@ -237,6 +237,7 @@ def _destroy_new_groups(old: tuple, new: tuple) -> str:
     created = [pg for pg in new if pg not in known and pg is not default]
     if not created:
         return ""
+    _await_peers(dist, created)
     failures = []
     for pg in reversed(created):  # newest first, as torch shuts groups down
         try:
@@ -245,6 +246,37 @@ def _destroy_new_groups(old: tuple, new: tuple) -> str:
             failures.append(repr(exc))
     done = "destroyed now" if not failures else "destroy failed: " + "; ".join(failures)
     return f"process groups: {len(created)} created and not destroyed ({done})"
+
+
+#: How long a rank waits for its peers before destroying a group a test left (a peer that
+#: failed the test may never come; the group is destroyed all the same).
+PEER_WAIT_S = 5.0
+
+
+def _await_peers(dist: Any, groups: list) -> None:
+    """Wait (bounded) until every member of ``groups`` is here too, before any closes its side.
+
+    torch's ``new_group`` returns on a rank as soon as its own gloo pairs are connected (no
+    barrier unless ``TORCH_DIST_INIT_BARRIER=1``), while a peer may still be finishing the
+    handshake: destroying the group at once fails that peer's ``new_group`` with "Connection
+    closed by peer". The count lives in the default group's store, keyed by the group's name
+    (the same on every rank)."""
+    import time
+
+    c10d = dist.distributed_c10d
+    try:
+        store = c10d._get_default_store()
+        keys = [
+            (f"distlint/left-group/{c10d._get_process_group_name(pg)}", pg.size()) for pg in groups
+        ]
+        for key, _ in keys:
+            store.add(key, 1)
+        deadline = time.monotonic() + PEER_WAIT_S
+        for key, size in keys:
+            while store.add(key, 0) < size and time.monotonic() < deadline:
+                time.sleep(0.005)
+    except Exception:  # noqa: BLE001 - no default group or store: nothing to wait on
+        return
 
 
 def report(test: Any, restored: tuple[str, ...]) -> None:

@@ -666,3 +666,61 @@ def test_the_fork_server_leaves_the_default_start_method_for_torch_to_choose(tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(out.read_text()) == {"before": None, "after": "spawn"}
     assert_run_left_nothing(env)
+
+
+CONTINUOUS_PROBE = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcContinuousTest
+from torch.testing._internal.common_utils import run_tests
+
+# Read by the dispatcher at import; a rank re-imports this module with the environment it was
+# handed, so it sees the dispatcher's pid here.
+os.environ.setdefault("PROBE_DISPATCHER_PID", str(os.getpid()))
+
+
+class ContinuousProbe(MultiProcContinuousTest):
+    world_size = 2
+
+    @classmethod
+    def backend_str(cls):
+        return "gloo"
+
+    @classmethod
+    def device_type(cls):
+        return "cpu"
+
+    def test_a_sum(self):
+        tensor = torch.ones(2)
+        dist.all_reduce(tensor)
+        self.assertEqual(tensor.tolist(), [2.0, 2.0])
+
+    def test_b_rank_is_not_the_dispatchers_child(self):
+        self.assertNotEqual(os.getppid(), int(os.environ["PROBE_DISPATCHER_PID"]))
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+@pytest.mark.skipif(not forkserver_usable_here(), reason="the fork server is unsafe here")
+def test_torchs_continuous_class_ranks_start_from_the_fork_server_with_their_outcomes(tmp_path):
+    """``--runtime torch`` migrations: with fast start, the class-scope ranks of torch's
+    MultiProcContinuousTest are forked from the fork server (not spawned by the dispatcher, which
+    costs a torch import per rank and class) and run torch's own worker loop."""
+    (tmp_path / "test_probe.py").write_text(CONTINUOUS_PROBE)
+    env = subprocess_env(tmp_path)
+    report = tmp_path / "report.xml"
+    command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_probe.py"]
+    proc = run_python(
+        [*command, "--distlint-fast-start", f"--junit-xml={report}"], env, 180, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert outcomes_of(read_junit(report)) == {
+        "ContinuousProbe.test_a_sum": "passed",
+        "ContinuousProbe.test_b_rank_is_not_the_dispatchers_child": "passed",
+    }
+    assert_run_left_nothing(env)
