@@ -1489,3 +1489,61 @@ def test_another_class_suffix_knows_the_configured_continuous_bases() -> None:
     )
     report = result.report.classes[0]
     assert [left.text for left in report.left if left.code == "name-taken"] == []
+
+
+RNG_SOURCE = """\
+import torch
+from torch.distributed.tensor import _random as random
+from torch.distributed.tensor import distribute_tensor, Shard
+from torch.testing._internal.common_utils import run_tests
+from torch.testing._internal.distributed._tensor.common_dtensor import DTensorTestBase, with_comms
+
+
+class RandomOpsTest(DTensorTestBase):
+    @property
+    def world_size(self) -> int:
+        return 2
+
+    @with_comms
+    def test_a_seeds_the_tracker(self):
+        random.manual_seed(1234, self.build_device_mesh())
+
+    @with_comms
+    def test_b_tracker_starts_unset(self):
+        self.assertIsNone(random._rng_tracker)
+
+    @with_comms
+    def test_c_shards(self):
+        dtensor = distribute_tensor(torch.arange(4.0), self.build_device_mesh(), [Shard(0)])
+        self.assertEqual(dtensor.to_local().numel(), 2)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+@pytest.mark.parametrize(
+    "runtime, left",
+    [
+        # The distlint runtime sets DTensor's RNG tracker back to None before every test.
+        ("distlint", []),
+        # torch's DTensorContinuousTestBase never does: test_b would see test_a's tracker.
+        ("torch", ["test_a_seeds_the_tracker", "test_b_tracker_starts_unset"]),
+    ],
+)
+def test_tests_that_read_or_seed_dtensors_rng_tracker_stay_for_torchs_classes(runtime, left):
+    result = migrate_source(
+        RNG_SOURCE.encode(), "test_random_ops.py", options=MigrateOptions(runtime=runtime)
+    )
+    assert result.error is None and result.changed
+    (report,) = result.report.classes
+    assert sorted(item.test for item in report.left) == left
+    assert report.moved == [
+        t
+        for t in ("test_a_seeds_the_tracker", "test_b_tracker_starts_unset", "test_c_shards")
+        if t not in left
+    ]
+    text = result.report.text()
+    for test in left:
+        assert f"left   {test}  [rng-state] reads or seeds DTensor's RNG tracker" in text, text

@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import (
-    FOUND_BY_RUNNING,
+    NOT_FROM_ANALYSIS,
     ClassAnalysis,
     CreationKind,
     ExecutionModel,
@@ -685,7 +685,7 @@ def test_fixtures_cover_every_reason_and_creation_kind():
             for test in analysis.tests:
                 seen_kinds |= {c.kind for c in test.creations}
                 seen_reasons |= {i.reason for i in test.ineligible}
-    assert seen_reasons == set(Reason) - FOUND_BY_RUNNING
+    assert seen_reasons == set(Reason) - NOT_FROM_ANALYSIS
     assert seen_kinds == set(CreationKind)
     assert seen_models == set(ExecutionModel)
 

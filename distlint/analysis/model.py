@@ -254,6 +254,17 @@ class Reason(CodedEnum):
         short="flaky",
     )
 
+    #: ``--runtime torch`` only, never by the analysis (DL201 counts the distlint runtime's
+    #: moves): the test reads or seeds DTensor's RNG tracker, which torch's continuous classes
+    #: keep across tests (:mod:`distlint.codemods.torch_runtime_holds`).
+    RNG_STATE = ReasonText(
+        "rng-state",
+        "reads or seeds DTensor's RNG tracker",
+        one="reads or seeds DTensor's RNG tracker",
+        many="read or seed DTensor's RNG tracker",
+        short="DTensor RNG tracker",
+    )
+
     def phrase(self, count: int) -> str:
         """The count phrase for ``count`` tests (the verb agrees with it)."""
         return self.value.one if count == 1 else self.value.many
@@ -265,6 +276,8 @@ class Reason(CodedEnum):
 
 #: Reasons only ``distlint migrate --verify`` gives, from running the tests; the analysis never does.
 FOUND_BY_RUNNING = frozenset({Reason.DIVERGED, Reason.FLAKY})
+#: Reasons no static analysis of a file gives (DL201 never reports them).
+NOT_FROM_ANALYSIS = FOUND_BY_RUNNING | {Reason.RNG_STATE}
 
 
 class CreationKind(enum.Enum):

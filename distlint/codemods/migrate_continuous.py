@@ -32,6 +32,7 @@ from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import (
     RewriteError,
 )
+from distlint.codemods.torch_runtime_holds import rng_state_holds
 from distlint.config import Config
 from distlint.source import decode_source, parse, verify_python
 
@@ -82,6 +83,14 @@ def _analyze(
     return analyze_module(wrapper, config, ExternalBases(path, looked_at=looked_at))
 
 
+def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
+    """The tests kept behind although they could move: ``--verify``'s, and for torch's
+    continuous classes those that read state only the distlint runtime resets per test."""
+    held = rng_state_holds(source) if options.runtime == "torch" else {}
+    held.update(options.hold)
+    return held
+
+
 def migrate_source(
     source: bytes,
     path: str,
@@ -116,7 +125,7 @@ def migrate_source(
             _analyze(wrapper, config, path, result.depends_on),
             config,
             options.class_suffix,
-            options.hold,
+            _holds(source, options),
             source,
         ).plan()
         plan.report.path = path

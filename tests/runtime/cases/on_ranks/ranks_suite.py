@@ -148,8 +148,10 @@ def test_sleeps_for_ctrl_c(rank):
     marker = os.environ.get("DISTLINT_CASE_MARKER")
     if not marker:
         pytest.skip("run by the Ctrl-C test only")
-    with open(f"{marker}.{rank}", "w") as handle:
+    # Written whole, then renamed: the test reads it as soon as it exists.
+    with open(f"{marker}.{rank}.tmp", "w") as handle:
         handle.write(str(os.getpid()))
+    os.replace(f"{marker}.{rank}.tmp", f"{marker}.{rank}")
     time.sleep(120)
 
 
