@@ -265,7 +265,34 @@ class FastStartProcess(mp_context.ForkServerProcess):
         # exit handlers do not run (torch's would spend 0.1-0.5 s un-registering its operator
         # libraries in a process about to end).
         _exit_with_dispatcher(self._parent_pid)  # type: ignore[attr-defined]  # not in typeshed
-        super().run()
+        try:
+            super().run()
+        finally:
+            _let_peers_finish_connecting()
+
+
+#: How long a rank leaving with its default PG still up waits for its peers to leave too.
+PEER_EXIT_WAIT_S = 3.0
+
+
+def _let_peers_finish_connecting() -> None:
+    """A rank that leaves with the default PG still up (a skip decorator under ``with_comms``
+    exits right after ``init_process_group``; a test that raised) waits, bounded, for its peers.
+
+    gloo's ``init_process_group`` returns on a rank once its own pairs are connected, while a peer
+    may still be finishing the handshake; a rank that leaves at once closes its sockets under it
+    ("Connection closed by peer"), and torch fails a test that should have skipped. A spawned
+    rank leaves slowly enough (exit handlers, interpreter shutdown: 0.1-0.5 s) that this is rare;
+    a forked one leaves with ``os._exit`` at once. Counted in the test's own store (fresh per
+    test), so ranks that all leave here leave together, and a peer that never comes costs at most
+    the bound."""
+    from .peer_wait import await_peers, default_store
+
+    store = default_store()
+    if store is None:
+        return
+    dist = sys.modules["torch.distributed"]
+    await_peers(store, "distlint/rank-exit", dist.get_world_size(), PEER_EXIT_WAIT_S)
 
 
 def _popen(process_obj: Any) -> Any:

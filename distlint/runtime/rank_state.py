@@ -24,8 +24,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import time
 import warnings
 from typing import Any, Callable
+
+from .peer_wait import await_peers, default_store
 
 #: Where the dispatcher keeps a test's restored-state lines on the test instance (the JUnit
 #: report writes them as the testcase property ``distlint.restored_state``).
@@ -261,22 +264,17 @@ def _await_peers(dist: Any, groups: list) -> None:
     handshake: destroying the group at once fails that peer's ``new_group`` with "Connection
     closed by peer". The count lives in the default group's store, keyed by the group's name
     (the same on every rank)."""
-    import time
-
-    c10d = dist.distributed_c10d
-    try:
-        store = c10d._get_default_store()
-        keys = [
-            (f"distlint/left-group/{c10d._get_process_group_name(pg)}", pg.size()) for pg in groups
-        ]
-        for key, _ in keys:
-            store.add(key, 1)
-        deadline = time.monotonic() + PEER_WAIT_S
-        for key, size in keys:
-            while store.add(key, 0) < size and time.monotonic() < deadline:
-                time.sleep(0.005)
-    except Exception:  # noqa: BLE001 - no default group or store: nothing to wait on
+    store = default_store()
+    if store is None:
         return
+    deadline = time.monotonic() + PEER_WAIT_S
+    for pg in groups:
+        try:
+            key = f"distlint/left-group/{dist.distributed_c10d._get_process_group_name(pg)}"
+            size = pg.size()
+        except Exception:  # noqa: BLE001 - a group torch cannot name: destroyed without waiting
+            continue
+        await_peers(store, key, size, max(0.0, deadline - time.monotonic()))
 
 
 def report(test: Any, restored: tuple[str, ...]) -> None:

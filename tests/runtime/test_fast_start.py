@@ -724,3 +724,39 @@ def test_torchs_continuous_class_ranks_start_from_the_fork_server_with_their_out
         "ContinuousProbe.test_b_rank_is_not_the_dispatchers_child": "passed",
     }
     assert_run_left_nothing(env)
+
+
+def test_ranks_that_skip_right_after_pg_init_all_skip(tmp_path):
+    """A fast-start rank leaves with os._exit at once; with its PG still up it first waits
+    (bounded, in the test's store) for its peers, so none of them loses a connection mid-handshake
+    and fails a test that skips (measured on PyTorch's test_random_ops.py: 1 run in 5 failed)."""
+    report = tmp_path / "report.xml"
+    env = subprocess_env(tmp_path)
+    command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
+    command += [str(CASES / "skip_after_init_case.py"), "--distlint-fast-start"]
+    proc = run_python([*command, f"--junit-xml={report}"], env, 180, cwd=tmp_path)
+    assert outcomes_of(read_junit(report)) == {
+        f"SkipAfterInit.test_{name}": "skipped" for name in "abcd"
+    }, proc.stdout[-3000:]
+    assert_run_left_nothing(env)
+
+
+def test_a_rank_waits_for_its_peers_in_the_store_but_never_past_the_bound():
+    import threading
+
+    from torch.distributed import HashStore
+
+    from distlint.runtime.peer_wait import await_peers
+
+    store = HashStore()
+    arrived: list[bool] = []
+    waiter = threading.Thread(target=lambda: arrived.append(await_peers(store, "k", 2, 30.0)))
+    waiter.start()
+    time.sleep(0.2)
+    assert waiter.is_alive()  # the peer has not come yet
+    assert await_peers(store, "k", 2, 30.0) is True
+    waiter.join(5)
+    assert arrived == [True]
+    started = time.monotonic()
+    assert await_peers(store, "alone", 2, 0.3) is False  # a peer that never comes
+    assert 0.3 <= time.monotonic() - started < 5
