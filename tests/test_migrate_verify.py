@@ -150,6 +150,24 @@ def test_a_file_whose_moved_tests_all_skip_is_not_verified():
     assert len(verdict.not_proven) == 4
 
 
+def test_one_failure_that_makes_the_class_skip_the_rest_costs_one_demotion_not_a_search_each():
+    """torch's continuous class skips every later test once one fails (its poison pill): the
+    first diverged test of the class is handled, the others wait for the next round."""
+
+    def outcome(side, test, before):
+        if side == "shared" and test == "test_a_scales":
+            return "failed"
+        return "skipped" if "test_a_scales" in before else "passed"
+
+    verdict, labels = _verify(outcome)
+    assert verdict.verified
+    assert [d.test for d in verdict.demoted] == [f"{CLASS}.test_a_scales"]
+    assert verdict.result.report.moved_count == 3
+    assert [label for label in labels if "alone" in label or "disturbs" in label] == [
+        f"migrated, {CLASS}.test_a_scales alone"
+    ]
+
+
 def test_tests_that_fail_on_both_sides_are_kept_and_named():
     verdict, _ = _verify(
         lambda side, test, before: "failed" if test == "test_a_scales" else "passed"

@@ -15,7 +15,7 @@ or nothing is left to move. Everything runs under one time budget per file.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -294,7 +294,8 @@ class Verifier:
             held_before = dict(self.hold)
             for test_id, key in held_flaky.items():
                 self.hold[self._defining(result, test_id)] = key
-            for test_id, run in self._whole_classes(verdict, result, original, confirmed, renamed):
+            diverged_tests = self._whole_classes(verdict, result, original, confirmed, renamed)
+            for test_id, run in _first_per_class(diverged_tests, renamed):
                 self._demote(verdict, result, original, run, test_id, renamed)
             if self.hold == held_before:  # nothing distlint can leave behind explains it
                 verdict.why_not = (
@@ -411,6 +412,12 @@ class Verifier:
                 yield from ((t, confirmed[t]) for t in ids)
                 continue
             first = mapped_id(ran[0], renamed)
+            after = mapped(run, renamed)
+            if all(after.get(t) == "skipped" for t in ids if t != first):
+                # The first fails and the rest skip: torch's class skips every test after a
+                # failure (its poison pill); the first explains them (see _first_per_class).
+                yield from ((t, confirmed[t]) for t in ids)
+                continue
             alone = self._run(result.migrated or b"", f"migrated, {first} alone", select=ran[:1])
             if mapped(alone, renamed).get(first, MISSING) == original.outcomes.get(first):
                 yield from ((t, confirmed[t]) for t in ids)
@@ -495,6 +502,22 @@ class Verifier:
             return
         self.hold[key] = (Reason.DIVERGED.code, text)
         verdict.demoted.append(Demotion(key, Reason.DIVERGED.code, text, also))
+
+
+def _first_per_class(
+    diverged: Iterable[tuple[str, RunResult]], renamed: Mapping[str, str]
+) -> list[tuple[str, RunResult]]:
+    """The diverged test that ran first in each migrated class: one demotion there often explains
+    the rest (a failure makes torch's continuous class skip every later test, a leak disturbs
+    all that follow), so the others wait for the next round rather than each costing a search."""
+    first: dict[str, tuple[int, str, RunResult]] = {}
+    for test_id, run in diverged:
+        migrated_id = migrated_in(run, test_id, renamed)
+        cls = migrated_id.split(".", 1)[0]
+        position = run.order.index(migrated_id) if migrated_id in run.order else len(run.order)
+        if cls not in first or position < first[cls][0]:
+            first[cls] = (position, test_id, run)
+    return [(test_id, run) for _, test_id, run in first.values()]
 
 
 def mapped_id(migrated_id: str, renamed: Mapping[str, str]) -> str:
