@@ -141,10 +141,6 @@ class Verifier:
         self.runs = 0
         #: Set once the original ran (see _verify).
         self.hang_limit_s: float | None = None
-        #: The arguments of _tally for the last migrated run compared with the original.
-        self.last_compared: (
-            tuple[MigrationResult, RunResult, RunResult, Mapping[str, str], dict[str, str]] | None
-        ) = None
 
     def _run(self, source: bytes, label: str, **kwargs: Any) -> RunResult:
         self.runs += 1
@@ -163,8 +159,6 @@ class Verifier:
             self._verify(verdict)
         except BudgetExceeded as exc:
             verdict.verified = False
-            if self.last_compared is not None:  # the figures of the last full run, not zeros
-                self._tally(verdict, *self.last_compared)
             verdict.why_not = (
                 f"the time budget of {self.budget_s:g} s ran out (during: {exc}); "
                 "raise it with --verify-budget"
@@ -243,7 +237,8 @@ class Verifier:
                         + _last_line(forward.output_tail)
                     )
                     return
-            self.last_compared = (result, original, forward, renamed, flaky)
+            # The report's figures as of this run: what it says if the budget runs out later.
+            self._tally(verdict, result, original, forward, renamed, flaky)
             sides = [(forward, False)]
             if not self._diverged(original, forward, renamed, flaky):
                 # Reversed only when file order keeps every outcome (but flaky ones): a difference
@@ -280,9 +275,8 @@ class Verifier:
             if not confirmed and not held_flaky:
                 if len(sides) == 1:  # file order differed only by flaky tests: now reversed
                     continue
-                self._finish(verdict, result, original, forward, renamed, flaky)
+                self._finish(verdict)
                 return
-            self._tally(verdict, result, original, forward, renamed, flaky)
             if any(t not in moved for t in confirmed):
                 stray = sorted(t for t in confirmed if t not in moved)
                 verdict.result = result
@@ -314,16 +308,9 @@ class Verifier:
                 verdict.verified = False
                 return
 
-    def _finish(
-        self,
-        verdict: FileVerdict,
-        result: MigrationResult,
-        original: RunResult,
-        forward: RunResult,
-        renamed: Mapping[str, str],
-        flaky: dict[str, str],
-    ) -> None:
-        self._tally(verdict, result, original, forward, renamed, flaky)
+    @staticmethod
+    def _finish(verdict: FileVerdict) -> None:
+        """The outcomes match (the figures are tallied already): verified, if a moved test ran."""
         if verdict.moved_run == 0:
             verdict.why_not = (
                 "no moved test ran on this machine (all skipped on both sides): "

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from torch.testing._internal.common_distributed import MultiProcessTestCase
 
 from . import early_start, forkserver, start_method
+from .peer_wait import await_peers, default_store
 
 COMMON_DISTRIBUTED = early_start.COMMON_DISTRIBUTED
 #: A file that imports this (or a module of it) opted in to fast start under pytest.
@@ -166,8 +167,7 @@ def _install_continuous() -> None:
 
 def uninstall() -> None:
     """Put torch's own ``_spawn_processes`` back."""
-    global _original, _only
-    global _original_continuous
+    global _original, _only, _original_continuous
     base = per_test_base()
     if _original is not None and base is not None:
         setattr(base, "_spawn_processes", _original)
@@ -286,8 +286,6 @@ def _let_peers_finish_connecting() -> None:
     a forked one leaves with ``os._exit`` at once. Counted in the test's own store (fresh per
     test), so ranks that all leave here leave together, and a peer that never comes costs at most
     the bound."""
-    from .peer_wait import await_peers, default_store
-
     store = default_store()
     if store is None:
         return

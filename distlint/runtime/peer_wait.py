@@ -3,6 +3,7 @@ never comes (it failed, it hangs) costs at most the bound, never a hang."""
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -27,8 +28,6 @@ def await_peers(store: Any, key: str, size: int, timeout_s: float) -> bool:
 
 def default_store() -> Any | None:
     """The default process group's store, or None (no group, or no torch.distributed imported)."""
-    import sys
-
     dist = sys.modules.get("torch.distributed")
     if dist is None or not dist.is_available() or not dist.is_initialized():
         return None

@@ -190,12 +190,12 @@ class FastStartSession:
         # from torch's; the @on_ranks pools fork their ranks from the same server).
         if self.started:
             return
-        if self._opted_in_per_test(item):
+        if self._gets_fast_start(item):
             self._start()
         elif _is_on_ranks_test(item):
             self._start(for_torch_tests=False)
 
-    def _opted_in_per_test(self, item: Any) -> bool:
+    def _gets_fast_start(self, item: Any) -> bool:
         from .early_start import continuous_base, per_test_base
 
         cls = getattr(item, "cls", None)
@@ -213,7 +213,7 @@ class FastStartSession:
         return bool(path) and uses_distlint_runtime(path)
 
     def pytest_collection_finish(self, session: Any) -> None:
-        classes = {item.cls for item in session.items if self._opted_in_per_test(item)}
+        classes = {item.cls for item in session.items if self._gets_fast_start(item)}
         if not classes:
             return
         from . import fast_start, forkserver

@@ -627,11 +627,11 @@ def test_only_the_per_test_classes_of_opted_in_files_get_fast_start_without_a_fl
     plain = "from torch.testing._internal.common_utils import run_tests\n"
     auto = FastStartSession.__new__(FastStartSession)
     auto.everywhere, auto.started = False, True
-    assert auto._opted_in_per_test(item(opted, PerTest))
-    assert not auto._opted_in_per_test(item(plain, PerTest))  # torch's own spawn
-    assert not auto._opted_in_per_test(item(opted, object))  # not a per-test class
+    assert auto._gets_fast_start(item(opted, PerTest))
+    assert not auto._gets_fast_start(item(plain, PerTest))  # torch's own spawn
+    assert not auto._gets_fast_start(item(opted, object))  # not a per-test class
     auto.everywhere = True  # --distlint-fast-start / distlint_fast_start = true
-    assert auto._opted_in_per_test(item(plain, PerTest))
+    assert auto._gets_fast_start(item(plain, PerTest))
 
 
 START_METHOD_PROBE = """\
