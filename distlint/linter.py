@@ -12,6 +12,7 @@ the rules that run, and positions only for files with a report.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -28,6 +29,7 @@ from distlint.metadata import node_spans
 from distlint.rules import all_rules
 from distlint.rules.base import Fix, LintRule, Report
 from distlint.screening import Screened, screen_file
+from distlint.screens.plain_classes import multiprocess_words, without_plain_classes
 from distlint.source import (
     FileContext,
     PreScreen,
@@ -88,16 +90,23 @@ def _suppressed(line_text: str, code: str) -> bool:
 
 
 def _locate(
-    wrapper: MetadataWrapper, reports: list[Report], path: str, text: str
+    wrapper: MetadataWrapper,
+    reports: list[Report],
+    path: str,
+    text: str,
+    original: str | None = None,
+    tree: ast.Module | None = None,
 ) -> list[Finding | None]:
     """Findings for ``reports`` in the same order; ``None`` for a suppressed report (``text``:
-    the decoded source the module was parsed from)."""
+    the decoded source the module was parsed from; ``original``: the file's own text where that
+    was a reduced one with the same line numbers, whose comments decide suppression; ``tree``:
+    the file's ``ast`` tree, whose top-level classes give their spans without code generation)."""
     if not reports:
         return []
     # Only the reported nodes' positions, from only the statements that hold them:
     # PositionProvider would cost twice the parse.
-    spans = node_spans(wrapper.module, [report.node for report in reports], text)
-    lines = source_lines(text)
+    spans = node_spans(wrapper.module, [report.node for report in reports], text, tree)
+    lines = source_lines(original or text)
     located: list[Finding | None] = []
     for report in reports:
         start_line, start_col, end_line, end_col = spans[report.node]
@@ -132,6 +141,18 @@ def screen_rules(
     return [rule for rule in rules if rule.may_report(screen, config)]
 
 
+def _text_to_parse(
+    screened: Screened, config: Config, active: Sequence[type[LintRule]]
+) -> str | None:
+    """The file's text without its provably plain classes, when every rule to run reads
+    multi-process classes only and there are such classes to leave out; else ``None`` (parse
+    the bytes as they are)."""
+    tree = screened.screen.ast_module if screened.screen is not None else None
+    if tree is None or not all(rule.reads_multiprocess_classes_only for rule in active):
+        return None
+    return without_plain_classes(screened.text, tree, multiprocess_words(config))
+
+
 def lint_source(
     source: bytes,
     path: str,
@@ -143,7 +164,9 @@ def lint_source(
     """Lint one file's bytes with the enabled ``rules`` (default: all rules).
 
     ``screened``: the file's :func:`distlint.screening.screen_file` result when the caller
-    has it (the engine screens before importing this module)."""
+    has it (the engine screens before importing this module). ``prescreen=False`` also parses
+    the whole file where the rules would allow leaving its plain classes out (what tests
+    compare against)."""
     if screened is None:
         screened = screen_file(source, path, config, rules, prescreen)
     if screened.result is not None:
@@ -151,9 +174,13 @@ def lint_source(
     by_code = {rule.code: rule for rule in (all_rules() if rules is None else rules)}
     active = [by_code[code] for code in screened.codes]
     try:
-        module = parse(source, path)
+        parsed = _text_to_parse(screened, config, active) if prescreen else None
+        module = parse(source if parsed is None else parsed, path)
         context, reports = _run_rules(module, path, config, active)
-        located = _locate(context.wrapper, reports, path, screened.text)
+        tree = screened.screen.ast_module if screened.screen is not None else None
+        located = _locate(
+            context.wrapper, reports, path, parsed or screened.text, screened.text, tree
+        )
         return FileResult(
             path,
             sorted((f for f in located if f is not None), key=Finding.sort_key),

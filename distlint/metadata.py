@@ -8,6 +8,7 @@ equivalent in ``distlint.analysis.names.resolver``. See BENCHMARKS.md for what t
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from collections.abc import Iterable
@@ -141,17 +142,22 @@ def _codegen(node: cst.CSTNode, module: cst.Module) -> _OffsetCodegenState:
 
 
 def node_spans(
-    module: cst.Module, nodes: Iterable[cst.CSTNode], code: str | None = None
+    module: cst.Module,
+    nodes: Iterable[cst.CSTNode],
+    code: str | None = None,
+    tree: ast.Module | None = None,
 ) -> dict[cst.CSTNode, Span]:
     """Spans of ``nodes`` (nodes of ``module``), as ``PositionProvider`` would give them.
 
     ``code``, when given, must be ``module``'s code (the decoded source it was parsed from):
     then only the top-level statements holding a requested node are generated (see
-    :func:`_spans_by_statement`), not the whole module.
+    :func:`_spans_by_statement`), not the whole module. ``tree``: the stdlib ``ast`` tree of a
+    text with the same lines, whose top-level classes give their own spans without generating
+    their code (a class is most of a large test file).
     """
     wanted = list(nodes)
     if code is not None:
-        found = _spans_by_statement(module, wanted, code)
+        found = _spans_by_statement(module, wanted, code, tree)
         if found is not None:
             return found
     state = _codegen(module, module)
@@ -159,7 +165,7 @@ def node_spans(
 
 
 def _spans_by_statement(
-    module: cst.Module, wanted: list[cst.CSTNode], code: str
+    module: cst.Module, wanted: list[cst.CSTNode], code: str, tree: ast.Module | None = None
 ) -> dict[cst.CSTNode, Span] | None:
     """The spans from code generation of only the top-level statements that hold ``wanted``
     nodes; ``None`` where that cannot be sure (then the whole module is generated).
@@ -178,10 +184,18 @@ def _spans_by_statement(
         if not module.has_trailing_newline:
             return None  # the module's range counts the newline libcst adds and drops again
         ranges[id(module)] = (0, len(code))
+    known: dict[cst.CSTNode, Span] = {}
+    twins = _ast_twins(module, tree) if tree is not None else {}
+    lines = _NEWLINE.split(code) if twins else []
     for statement in module.body:
         if not remaining:
             break
         if not _holds_any(statement, remaining):
+            continue
+        twin = twins.get(id(statement))
+        if twin is not None and not _holds_any(statement, remaining - {id(statement)}):
+            remaining.discard(id(statement))
+            known[statement] = _ast_span(twin, lines)
             continue
         state = _codegen(statement, module)
         text = "".join(state.tokens)
@@ -194,7 +208,39 @@ def _spans_by_statement(
             ranges[key] = (start + begin, start + end)
     if remaining:
         return None
-    return _spans(ranges, wanted, code)
+    generated = [node for node in wanted if node not in known]
+    return {**_spans(ranges, generated, code), **known}
+
+
+def _ast_twins(module: cst.Module, tree: ast.Module) -> dict[int, ast.ClassDef]:
+    """``id`` of each top-level libcst class -> the same class in ``tree`` (``ast`` splits a line
+    of ``;``-separated statements into several, libcst keeps one ``SimpleStatementLine``)."""
+    twins: dict[int, ast.ClassDef] = {}
+    position = 0
+    for statement in module.body:
+        if position >= len(tree.body):
+            return {}
+        twin = tree.body[position]
+        if isinstance(statement, cst.SimpleStatementLine):
+            position += len(statement.body)
+            continue
+        position += 1
+        if isinstance(statement, cst.ClassDef):
+            if not isinstance(twin, ast.ClassDef) or twin.name != statement.name.value:
+                return {}  # not the same statements: generate everything
+            twins[id(statement)] = twin
+    return twins if position == len(tree.body) else {}
+
+
+def _ast_span(node: ast.ClassDef, lines: list[str]) -> Span:
+    """A top-level class's span as ``PositionProvider`` gives it: from its ``class`` keyword (not
+    its decorators) to the end of its last statement; ``ast`` columns are UTF-8 bytes."""
+    end_line = node.end_lineno or node.lineno
+    end_col = node.end_col_offset or 0
+    last = lines[end_line - 1]
+    if not last.isascii():
+        end_col = len(last.encode("utf-8")[:end_col].decode("utf-8", "replace"))
+    return node.lineno, node.col_offset, end_line, end_col
 
 
 def _holds_any(statement: cst.CSTNode, ids: set[int]) -> bool:

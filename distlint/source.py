@@ -123,11 +123,13 @@ def decode_source(source: bytes, path: str) -> str:
         raise _bad_byte(source, exc.encoding, exc.start) from None
 
 
-def parse(source: bytes, path: str) -> cst.Module:
-    """libcst parse; bad input raises ``ValueError`` with a one-line message."""
+def parse(source: bytes | str, path: str) -> cst.Module:
+    """libcst parse of bytes or decoded text; bad input raises ``ValueError`` with a one-line
+    message."""
     import libcst as cst  # here, not at the top: files the pre-screen settles never need it
 
-    decode_source(source, path)  # clear message for bad bytes before libcst's long one
+    if isinstance(source, bytes):
+        decode_source(source, path)  # clear message for bad bytes before libcst's long one
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:

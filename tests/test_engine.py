@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -399,6 +400,7 @@ POSITION_CASES = [
     'class A:\n\tdef f(self):\n\t\treturn \'é\' + """a\nb"""\n\n\n# tail comment\n',
     "if True:\n    pass\nelse:\n    x = (1 +\n         2)\r",
     "@dec\nasync def f(*, a: int = 1) -> None:\n    async with x as y:\n        await z\n",
+    "x = 1; y = 2\n@dec\nclass Ü(B):\n    name = 'é'  # ü\n\n\nclass Ü(B):\n    name = 'é'  # ü\n",
 ]
 
 
@@ -450,6 +452,13 @@ def test_node_spans_equal_position_provider(source):
         below = _all_nodes(statement)[::7]
         assert node_spans(module, below, source) == {n: spans[n] for n in below}
     assert node_spans(module, [module], source) == {module: spans[module]}
+    # With the ast tree, top-level classes take their spans from it (no code generation).
+    tree = ast.parse(source)
+    classes = [s for s in module.body if isinstance(s, cst.ClassDef)]
+    assert node_spans(module, classes, source, tree) == {c: spans[c] for c in classes}
+    for cls in classes:
+        asked = [cls, *_all_nodes(cls)[1::5]]
+        assert node_spans(module, asked, source, tree) == {n: spans[n] for n in asked}
 
 
 def test_node_spans_generate_only_the_statements_they_need():
@@ -466,6 +475,10 @@ def test_node_spans_generate_only_the_statements_they_need():
     assert spans == {b: (8, 0, 9, 9), b.body.body[0]: (9, 4, 9, 9)}
     # The two classes A are the same text: which one is which needs the whole module.
     assert _spans_by_statement(module, [second_a], source) is None
+    # Unless the ast tree gives a top-level class its span: nothing is generated then.
+    assert _spans_by_statement(module, [second_a], source, ast.parse(source)) == {
+        second_a: (12, 0, 13, 9)
+    }
     # A module without its last newline: libcst's range for the module counts one.
     assert (
         _spans_by_statement(cst.parse_module("x = 1"), [cst.parse_module("x = 1")], "x = 1") is None

@@ -104,6 +104,10 @@ class LintRule(cst.BatchableCSTVisitor):
     #: Whether the rule can produce fixes (shown by ``distlint rules``): set from the
     #: examples when the class is defined, never by hand.
     fixable: ClassVar[bool] = False
+    #: Whether the rule reports only classes that spawn ranks or run continuously (and reads
+    #: nothing else): then the linter may parse the file without its provably plain classes
+    #: (:mod:`distlint.screens.plain_classes`), which is most of a large file's libcst cost.
+    reads_multiprocess_classes_only: ClassVar[bool] = False
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 

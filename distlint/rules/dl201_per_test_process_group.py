@@ -75,6 +75,8 @@ class PerTestProcessGroup(LintRule):
     `distlint migrate` moves the migratable tests for you.
     """
 
+    reads_multiprocess_classes_only = True
+
     code = "DL201"
 
     VALID = [

@@ -63,6 +63,8 @@ class PerTestSpawnClass(LintRule):
     Run `distlint migrate` to move the migratable tests; the others stay where they are.
     """
 
+    reads_multiprocess_classes_only = True
+
     code = "DL202"
 
     VALID = [

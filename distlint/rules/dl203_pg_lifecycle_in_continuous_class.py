@@ -48,6 +48,8 @@ class PgLifecycleInContinuousClass(LintRule):
     ```
     """
 
+    reads_multiprocess_classes_only = True
+
     code = "DL203"
 
     VALID = [

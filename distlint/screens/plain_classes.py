@@ -1,0 +1,203 @@
+"""The module text the process-group rules need: top-level classes that surely run no
+multi-process test are left out before libcst parses the file.
+
+The DL2xx analysis (:mod:`distlint.analysis.pg`) reports only classes that spawn ranks or run
+continuously; a large test file is mostly plain ``TestCase`` classes (torchtitan's 278 KB
+``test_passes.py``: 4 of 22 classes spawn), and libcst's parse is most of what linting such a
+file costs. So, from the stdlib ``ast`` tree the pre-screen already has, :func:`without_plain_classes`
+writes the text with every *provably plain* top-level class replaced by ``class Name: pass`` on
+its first line and blank lines for the rest: every kept line keeps its number and columns (so
+positions and ``# noqa`` comments are unchanged) and every name stays bound (so names resolve as
+before).
+
+A class is left out only when all of this holds (anything else keeps it):
+
+* its positional bases are ``object``/builtins' exceptions, a qualified name in
+  :data:`PLAIN_BASES` reached through the module's own top-level imports, or other left-out
+  classes; no keywords (``metaclass=``);
+* its text names no per-test or continuous base, no spawn method (``setUp`` calling
+  ``self._spawn_processes()`` makes any class per-test) and no configured base;
+* no kept class (anywhere in the module) names it as a base, and its name is bound once;
+* the names its bases start with are bound only by one top-level import, and the module has no
+  star import.
+
+Without libcst: the pre-screen imports this, and the linter uses it only for rules that declare
+they read multi-process classes alone (``LintRule.reads_multiprocess_classes_only``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from distlint.screens.pg_names import continuous_words, per_test_words
+
+if TYPE_CHECKING:
+    from distlint.config import Config
+
+#: Bases (qualified as the module's imports bind them) whose classes run no ranks of their own.
+PLAIN_BASES = frozenset(
+    {
+        "object",
+        "Exception",
+        "unittest.TestCase",
+        "unittest.case.TestCase",
+        "torch.testing._internal.common_utils.TestCase",
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "enum.Enum",
+        "typing.NamedTuple",
+    }
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def without_plain_classes(text: str, tree: ast.Module, config_words: frozenset[str]) -> str | None:
+    """``text`` with its provably plain top-level classes blanked out (see the module docstring),
+    or ``None`` when there is none. ``tree`` is ``ast.parse(text)``; ``config_words``: the
+    per-test and continuous base names of the file's config (:func:`multiprocess_words`)."""
+    lines = _NEWLINE.split(text)
+    plain = _plain_classes(tree, lines, config_words)
+    if not plain:
+        return None
+    endings = _NEWLINE.findall(text)
+    for cls in plain:
+        first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+        for index in range(first - 1, cls.end_lineno or cls.lineno):
+            lines[index] = ""
+        lines[first - 1] = f"class {cls.name}: pass"
+    return "".join(line + ending for line, ending in zip(lines, [*endings, ""], strict=True))
+
+
+def multiprocess_words(config: Config) -> frozenset[str]:
+    """Names whose presence in a class's text keeps it: spawn methods, per-test and continuous
+    bases, torch's and the configured ones."""
+    return per_test_words(config) | continuous_words(config)
+
+
+def _plain_classes(
+    tree: ast.Module, lines: list[str], config_words: frozenset[str]
+) -> list[ast.ClassDef]:
+    imports, bound = _top_level_bindings(tree)
+    if bound["*"]:
+        return []  # a star import may rebind any base's name
+    classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
+    plain: dict[str, ast.ClassDef] = {}
+    for cls in classes:  # in order: a base must be defined (and plain) above its subclass
+        if bound[cls.name] == 1 and _has_plain_bases(cls, imports, bound, plain):
+            if not _names_any(cls, lines, config_words):
+                plain[cls.name] = cls
+    # A class some kept class derives from is part of that class's analysis (the analysis
+    # reads module-level classes only, those in top-level if/try/with blocks included).
+    kept_bases = {
+        name
+        for node in _module_level_nodes(tree)
+        if isinstance(node, ast.ClassDef) and plain.get(node.name) is not node
+        for name in _base_heads(node)
+    }
+    changed = True
+    while changed:
+        changed = False
+        for name in [n for n in plain if n in kept_bases]:
+            kept_bases |= set(_base_heads(plain.pop(name)))
+            changed = True
+    return list(plain.values())
+
+
+def _has_plain_bases(
+    cls: ast.ClassDef,
+    imports: dict[str, str],
+    bound: Counter[str],
+    plain: dict[str, ast.ClassDef],
+) -> bool:
+    if cls.keywords:
+        return False
+    for base in cls.bases:
+        dotted = _dotted(base)
+        if dotted is None:
+            return False
+        head, _, rest = dotted.partition(".")
+        if not rest and head in plain:
+            continue
+        if head in imports and bound[head] == 1:
+            qualified = imports[head] + (f".{rest}" if rest else "")
+        elif head in ("object", "Exception") and not rest and bound[head] == 0:
+            qualified = head
+        else:
+            return False
+        if qualified not in PLAIN_BASES:
+            return False
+    return True
+
+
+def _names_any(cls: ast.ClassDef, lines: list[str], words: frozenset[str]) -> bool:
+    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    segment = "\n".join(lines[first - 1 : cls.end_lineno or cls.lineno])
+    return any(word in words for word in _WORD.findall(segment))
+
+
+def _top_level_bindings(tree: ast.Module) -> tuple[dict[str, str], Counter[str]]:
+    """What the module's top-level imports bind (name -> qualified name), and how many times each
+    name is bound at module level (imports, assignments, defs, classes; inside top-level
+    ``if``/``try``/``with`` blocks too)."""
+    imports: dict[str, str] = {}
+    bound: Counter[str] = Counter()
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                head = alias.name.split(".")[0]
+                imports[alias.asname or head] = alias.name if alias.asname else head
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            for alias in statement.names:
+                imports[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
+    for node in _module_level_nodes(tree):
+        for name in _bound_names(node):
+            bound[name] += 1
+    return imports, bound
+
+
+def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every node at module level, not inside a function, class or lambda body."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield alias.asname or alias.name.split(".")[0]
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id
+    elif isinstance(node, ast.alias) or isinstance(node, (ast.Global, ast.Nonlocal)):
+        return
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and getattr(
+        node, "name", None
+    ):
+        yield node.name  # type: ignore[misc]
+
+
+def _base_heads(cls: ast.ClassDef) -> Iterator[str]:
+    for base in cls.bases:
+        dotted = _dotted(base)
+        if dotted is not None:
+            yield dotted.partition(".")[0]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
