@@ -556,7 +556,8 @@ def _reason_texts() -> dict[str, str]:
 _VERIFY_TEXTS = {
     "diverged": (
         r"(ends differently on shared ranks|passes alone but ends differently after the tests "
-        r"before it on shared ranks|changes the outcome of \S+ run after it on shared ranks|every "
+        r"before it on shared ranks|changes the outcome of \S+ run after it on shared ranks|fails on "
+        r"shared ranks, and the class then skips the tests after it, \S+ among them|every "
         r"test of \S+ ends differently on shared ranks, the first alone too|(its class \S+ )?"
         r"hangs on shared ranks) \("
     ),

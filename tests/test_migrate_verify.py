@@ -143,6 +143,24 @@ def test_a_test_whose_outcome_alternates_is_flaky_and_stays():
     assert "flaky    SharedStateTest.test_c_counts  [flaky]" in verdict.text()
 
 
+def test_a_test_failing_on_both_sides_that_makes_the_class_skip_the_rest_is_named_as_the_cause():
+    """The real DTensor files' shape on torch's class: a test fails per test and on shared
+    ranks alike, and the class then skips every later test; the reason says so."""
+
+    def outcome(side, test, before):
+        if test == "test_a_scales":
+            return "failed"
+        return "skipped" if side == "shared" and "test_a_scales" in before else "passed"
+
+    verdict, _ = _verify(outcome)
+    assert verdict.verified and [d.test for d in verdict.demoted] == [f"{CLASS}.test_a_scales"]
+    assert verdict.failing_both == [f"{CLASS}.test_a_scales"]
+    assert verdict.demoted[0].text == (
+        f"fails on shared ranks, and the class then skips the tests after it, {CLASS}.test_b_sums"
+        " among them (passed per test, skipped on shared ranks)"
+    )
+
+
 def test_a_file_whose_moved_tests_all_skip_is_not_verified():
     verdict, _ = _verify(lambda side, test, before: "skipped")
     assert not verdict.verified

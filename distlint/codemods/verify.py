@@ -446,12 +446,18 @@ class Verifier:
                 f"passes alone but ends differently after the tests before it on shared ranks ({pair})",
             )
             return
-        self._hold(
-            verdict,
-            result,
-            mapped_id(culprit, renamed),
-            f"changes the outcome of {test_id} run after it on shared ranks ({pair})",
-        )
+        culprit_id = mapped_id(culprit, renamed)
+        after = mapped(run, renamed)
+        if after.get(culprit_id) in ("failed", "error") and after.get(test_id) == "skipped":
+            # Torch's continuous classes skip every later test once one fails (their poison
+            # pill): the culprit's failure is the cause, the skip its effect.
+            reason = (
+                f"fails on shared ranks, and the class then skips the tests after it, {test_id}"
+                f" among them ({pair})"
+            )
+        else:
+            reason = f"changes the outcome of {test_id} run after it on shared ranks ({pair})"
+        self._hold(verdict, result, culprit_id, reason)
 
     def _search(
         self,
