@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from distlint.findings import stat_key
+from distlint.screens.names import ast_dotted, top_level_imports
 
 #: Bases known to define no tests (the harness classes): no need to read their modules.
 TEST_FREE_BASES = frozenset(
@@ -102,12 +103,13 @@ class ExternalBases:
         ]
         members.extend(methods)
         found.extend(name for name in methods if name.startswith("test"))
-        imports = _import_table(tree, _module_name(qualified, class_path))
+        module = _module_name(qualified, class_path)
+        imports = top_level_imports(tree, module.rsplit(".", 1)[0] if "." in module else "")
         for base in node.bases:
-            name = _dotted(base)
+            name = ast_dotted(base)
             if name is None:
                 return f"a base of `{qualified}` is not a plain name"
-            target = _resolve(name, tree, imports, _module_name(qualified, class_path))
+            target = _resolve(name, tree, imports, module)
             problem = self._collect(target, found, seen, depth + 1, members)
             if problem is not None:
                 return problem
@@ -195,35 +197,6 @@ def _class_in(tree: ast.Module, class_path: list[str]) -> ast.ClassDef | None:
 
 def _module_name(qualified: str, class_path: list[str]) -> str:
     return qualified.rsplit(".", len(class_path))[0]
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
-
-
-def _import_table(tree: ast.Module, module: str) -> dict[str, str]:
-    """What the module's top-level imports bind: local name -> qualified name."""
-    table: dict[str, str] = {}
-    package = module.rsplit(".", 1)[0] if "." in module else ""
-    for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    table[alias.asname] = alias.name
-                else:
-                    table[alias.name.split(".")[0]] = alias.name.split(".")[0]
-        elif isinstance(statement, ast.ImportFrom):
-            source = statement.module or ""
-            if statement.level:
-                source = ".".join(p for p in [package, source] if p)
-            for alias in statement.names:
-                table[alias.asname or alias.name] = f"{source}.{alias.name}"
-    return table
 
 
 def _resolve(name: str, tree: ast.Module, imports: dict[str, str], module: str) -> str:

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from distlint.screens.names import ast_dotted, top_level_imports
 from distlint.screens.pg_names import continuous_words, per_test_words
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def _has_plain_bases(
     if cls.keywords:
         return False
     for base in cls.bases:
-        dotted = _dotted(base)
+        dotted = ast_dotted(base)
         if dotted is None:
             return False
         head, _, rest = dotted.partition(".")
@@ -144,16 +145,8 @@ def _top_level_bindings(tree: ast.Module) -> tuple[dict[str, str], Counter[str]]
     """What the module's top-level imports bind (name -> qualified name), and how many times each
     name is bound at module level (imports, assignments, defs, classes; inside top-level
     ``if``/``try``/``with`` blocks too)."""
-    imports: dict[str, str] = {}
+    imports = top_level_imports(tree, None)
     bound: Counter[str] = Counter()
-    for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                head = alias.name.split(".")[0]
-                imports[alias.asname or head] = alias.name if alias.asname else head
-        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
-            for alias in statement.names:
-                imports[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
     for node in _module_level_nodes(tree):
         for name in _bound_names(node):
             bound[name] += 1
@@ -189,15 +182,6 @@ def _bound_names(node: ast.AST) -> Iterator[str]:
 
 def _base_heads(cls: ast.ClassDef) -> Iterator[str]:
     for base in cls.bases:
-        dotted = _dotted(base)
+        dotted = ast_dotted(base)
         if dotted is not None:
             yield dotted.partition(".")[0]
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
