@@ -501,7 +501,29 @@ def test_a_migrated_file_that_reports_no_test_is_not_verified():
     verdict = verifier.verify()
     assert not verdict.verified
     assert verdict.why_not == (
-        "the migrated file reported no test (pytest exit 2): E   ImportError: cannot import name 'X'"
+        "the migrated file reported no test (pytest exit 2): ImportError: cannot import name 'X'"
+    )
+
+
+def test_an_original_that_cannot_be_collected_is_not_verified_and_the_error_is_named():
+    """A stored file newer than the installed torch: the report names the import that failed."""
+    verifier = Verifier(str(FIXTURE), FIXTURE.read_bytes(), _config(), _options())
+    tail = (
+        "ImportError while importing test module 'test_x.py'.\n"
+        "E   ImportError: cannot import name '_helper' from 'torch.distributed.tensor'\n"
+        "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!\n"
+        "=============================== 1 error in 2.96s ===============================\n"
+    )
+    runner = ScriptedRunner(FIXTURE, lambda side, test, before: "passed")
+    runner.run = lambda source, label, reverse=False, select=(), limit_s=None: RunResult(
+        {}, 3.0, 2, tail
+    )
+    verifier.runner = runner
+    verdict = verifier.verify()
+    assert not verdict.verified
+    assert verdict.why_not == (
+        "the original reported no test (pytest exit 2): ImportError: cannot import name '_helper'"
+        " from 'torch.distributed.tensor' (1 error in 2.96s)"
     )
 
 

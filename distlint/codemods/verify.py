@@ -177,7 +177,7 @@ class Verifier:
         if not original.outcomes:
             verdict.why_not = (
                 f"the original reported no test (pytest exit {original.returncode}): "
-                + _last_line(original.output_tail)
+                + _no_test_reason(original.output_tail)
             )
             return
         # A migrated run that takes this much longer than the original hangs: it is stopped,
@@ -234,7 +234,7 @@ class Verifier:
                     verdict.result = result
                     verdict.why_not = (
                         f"the migrated file reported no test (pytest exit {forward.returncode}): "
-                        + _last_line(forward.output_tail)
+                        + _no_test_reason(forward.output_tail)
                     )
                     return
             # The report's figures as of this run: what it says if the budget runs out later.
@@ -537,6 +537,13 @@ def _outcomes(
     return f"{a}, then {b} in two runs of the {side}"
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+def _no_test_reason(text: str) -> str:
+    """What a run that reported no test printed, for the user: pytest's first ``E`` line (the
+    collection error: an import the installed torch lacks, say) and its summary line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "no output"
+    error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
+    if error is None or lines[-1].startswith("E "):
+        return error or lines[-1]
+    return f"{error} ({lines[-1].strip('= ')})"
