@@ -60,7 +60,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 def without_plain_classes(text: str, tree: ast.Module, config_words: frozenset[str]) -> str | None:
     """``text`` with its provably plain top-level classes blanked out (see the module docstring),
     or ``None`` when there is none. ``tree`` is ``ast.parse(text)``; ``config_words``: the
-    per-test and continuous base names of the file's config (:func:`multiprocess_words`)."""
+    names that keep a class, :func:`multiprocess_words` of the file's config."""
     lines = _NEWLINE.split(text)
     plain = _plain_classes(tree, lines, config_words)
     if not plain:
