@@ -1,4 +1,5 @@
-"""Matching dotted names by their spelling: helpers the pre-screens and the libcst analyses share.
+"""Matching dotted names by their spelling, and reading them from stdlib ``ast`` trees: helpers
+the pre-screens and the analyses share.
 
 No libcst here: the pre-screens (:mod:`distlint.screens`) run before anything imports it;
 :mod:`distlint.analysis.names` re-exports these next to its libcst name resolution.
