@@ -147,10 +147,9 @@ def _text_to_parse(
     """The file's text without its provably plain classes, when every rule to run reads
     multi-process classes only and there are such classes to leave out; else ``None`` (parse
     the bytes as they are)."""
-    tree = screened.screen.ast_module if screened.screen is not None else None
-    if tree is None or not all(rule.reads_multiprocess_classes_only for rule in active):
+    if screened.tree is None or not all(rule.reads_multiprocess_classes_only for rule in active):
         return None
-    return without_plain_classes(screened.text, tree, multiprocess_words(config))
+    return without_plain_classes(screened.text, screened.tree, multiprocess_words(config))
 
 
 def lint_source(
@@ -177,9 +176,8 @@ def lint_source(
         parsed = _text_to_parse(screened, config, active) if prescreen else None
         module = parse(source if parsed is None else parsed, path)
         context, reports = _run_rules(module, path, config, active)
-        tree = screened.screen.ast_module if screened.screen is not None else None
         located = _locate(
-            context.wrapper, reports, path, parsed or screened.text, screened.text, tree
+            context.wrapper, reports, path, parsed or screened.text, screened.text, screened.tree
         )
         return FileResult(
             path,

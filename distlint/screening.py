@@ -9,6 +9,7 @@ files are all settled here never imports libcst (a one-file check costs ~one ``a
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ class Screened:
     text: str = ""
     codes: tuple[str, ...] = ()
     screen: PreScreen | None = field(default=None, repr=False)
+
+    @property
+    def tree(self) -> ast.Module | None:
+        """The file's stdlib ``ast`` tree, parsed by the pre-screen (``None``: not parsed)."""
+        return self.screen.ast_module if self.screen is not None else None
 
 
 def screen_file(

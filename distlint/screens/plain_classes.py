@@ -83,7 +83,7 @@ def multiprocess_words(config: Config) -> frozenset[str]:
 def _plain_classes(
     tree: ast.Module, lines: list[str], config_words: frozenset[str]
 ) -> list[ast.ClassDef]:
-    imports, bound = _top_level_bindings(tree)
+    imports, bound, module_classes = _top_level_bindings(tree)
     if bound["*"]:
         return []  # a star import may rebind any base's name
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
@@ -96,8 +96,8 @@ def _plain_classes(
     # reads module-level classes only, those in top-level if/try/with blocks included).
     kept_bases = {
         name
-        for node in _module_level_nodes(tree)
-        if isinstance(node, ast.ClassDef) and plain.get(node.name) is not node
+        for node in module_classes
+        if plain.get(node.name) is not node
         for name in _base_heads(node)
     }
     changed = True
@@ -141,16 +141,20 @@ def _names_any(cls: ast.ClassDef, lines: list[str], words: frozenset[str]) -> bo
     return any(word in words for word in _WORD.findall(segment))
 
 
-def _top_level_bindings(tree: ast.Module) -> tuple[dict[str, str], Counter[str]]:
-    """What the module's top-level imports bind (name -> qualified name), and how many times each
+def _top_level_bindings(
+    tree: ast.Module,
+) -> tuple[dict[str, str], Counter[str], list[ast.ClassDef]]:
+    """What the module's top-level imports bind (name -> qualified name); how many times each
     name is bound at module level (imports, assignments, defs, classes; inside top-level
-    ``if``/``try``/``with`` blocks too)."""
-    imports = top_level_imports(tree, None)
+    ``if``/``try``/``with`` blocks too); and the module-level classes, those blocks' included."""
     bound: Counter[str] = Counter()
+    classes: list[ast.ClassDef] = []
     for node in _module_level_nodes(tree):
+        if isinstance(node, ast.ClassDef):
+            classes.append(node)
         for name in _bound_names(node):
             bound[name] += 1
-    return imports, bound
+    return top_level_imports(tree, None), bound, classes
 
 
 def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
