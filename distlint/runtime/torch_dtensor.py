@@ -27,20 +27,23 @@ class DeviceTypeName(str):
 
 
 class _DeviceType:
-    """The mixin's ``device_type`` property, readable on the class too, as a :class:`DeviceTypeName`."""
+    """The mixin's ``device_type`` property: on a test, the plain string the mixin gives (a
+    ``DeviceMesh`` built from it is pickled with it: ``torch.load(..., weights_only=True)``
+    loads only builtin strings); on the class, a :class:`DeviceTypeName`, which
+    ``cls.device_type()`` also calls."""
 
-    def __get__(self, instance: Any, owner: type) -> DeviceTypeName:
+    def __get__(self, instance: Any, owner: type) -> str:
         # The mixin's property only reads ``world_size``, which the class declares.
-        return DeviceTypeName(
-            # A property read on the class: mypy types it as its getter function.
-            DTensorTestMixin.device_type.fget(  # type: ignore[attr-defined]
-                instance if instance is not None else owner
-            )
+        # A property read on the class: mypy types it as its getter function.
+        name = DTensorTestMixin.device_type.fget(  # type: ignore[attr-defined]
+            instance if instance is not None else owner
         )
+        return str(name) if instance is not None else DeviceTypeName(name)
 
 
 class DTensorContinuousTest(DTensorTestMixin, MultiProcContinuousTest):
     """Many DTensor tests on one pool of ``NUM_DEVICES`` ranks and one PG."""
 
     world_size = NUM_DEVICES
-    device_type = _DeviceType()
+    # A str on a test, as torch's mixin gives (not the base's classmethod there: see _DeviceType).
+    device_type = _DeviceType()  # type: ignore[assignment]

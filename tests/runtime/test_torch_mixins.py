@@ -28,12 +28,15 @@ def test_dtensor_base_keeps_the_helpers_and_resets_the_rng_tracker(case_log):
         "DTensorHelpers.test_helpers": "pass",
         "DTensorHelpers.test_random_op_leaves_a_tracker": "pass",
         "DTensorHelpers.test_random_op_tracker_starts_empty": "pass",
+        "DTensorHelpers.test_saved_dtensor_loads_with_weights_only": "pass",
     }, {k: v.message for k, v in outcomes.items()}
     helpers = [e for e in read(case_log) if e["test"] == "test_helpers"]
     assert len(helpers) == 4
     for entry in helpers:
         assert (entry["device_type"], entry["device_call"], entry["world"]) == ("cpu", "cpu", 4)
         assert entry["subtests"] == [1, 2]
+    # On a test, device_type is the plain str torch's mixin gives (a mesh pickles it).
+    assert {e["device_type_class"] for e in read(case_log) if "device_type_class" in e} == {"str"}
     trackers = {e["test"]: e["tracker"] for e in read(case_log) if "tracker" in e}
     assert trackers == {
         "test_random_op_leaves_a_tracker": True,

@@ -1,5 +1,6 @@
 """Torch's DTensor and FSDP test mixins on distlint's continuous class (gloo, CPU)."""
 
+import io
 import os
 import sys
 
@@ -56,6 +57,17 @@ class DTensorHelpers(DTensorContinuousTest):
             subtests=seen,
             world=dist.get_world_size(),
         )
+
+    def test_saved_dtensor_loads_with_weights_only(self):
+        # The mesh pickles the device type it was built with: torch.load(weights_only=True)
+        # takes a builtin str only, as torch's own DTensorTestBase gives.
+        mesh = self.build_device_mesh()
+        tensor = distribute_tensor(torch.arange(8.0), mesh, [Shard(0)])
+        buffer = io.BytesIO()
+        torch.save(tensor, buffer)
+        buffer.seek(0)
+        self.assertEqual(torch.load(buffer, weights_only=True), tensor)
+        record(self, device_type_class=type(self.device_type).__name__)
 
     def test_random_op_leaves_a_tracker(self):
         # On CUDA meshes the first random DTensor op creates the tracker; CPU meshes have none,
