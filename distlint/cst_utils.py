@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
@@ -101,17 +102,21 @@ def is_literal(node: cst.BaseExpression) -> bool:
     return False
 
 
-def names_per_statement(source: bytes, module: cst.Module) -> list[frozenset[str]] | None:
-    """For each top-level statement of ``module`` (parsed from ``source``), the identifiers its
+def names_per_statement(
+    source: bytes | ast.Module, module: cst.Module
+) -> list[frozenset[str]] | None:
+    """For each top-level statement of ``module`` (parsed from ``source``, or from the text whose
+    stdlib ``ast`` tree ``source`` is), the identifiers its
     code reads or binds as names (stdlib ``ast``: attribute names and strings are not names), so a
     search for references to some names visits with libcst only the statements that have one.
     None when the two trees do not line up (``ast`` keeps each ``a; b`` apart: they are counted)."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
+    if isinstance(source, ast.Module):
+        tree = source
+    else:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return None
     found: list[frozenset[str]] = []
     cursor = 0
     for statement in module.body:

@@ -43,28 +43,37 @@ class ImportUsage:
             tree = ast.parse(code)
         except (SyntaxError, ValueError):
             return None
-        top_level = {id(statement) for statement in tree.body}
+        return cls.of_statements(tree.body)
+
+    @classmethod
+    def of_statements(cls, statements: Iterable[ast.stmt]) -> ImportUsage:
+        """The usage of a module's top-level ``statements`` (all of them, or some: a module's
+        classes that ``distlint migrate`` leaves out of its libcst tree)."""
         names: set[str] = set()
         nested: set[ImportKey] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                if not isinstance(node.ctx, ast.Store):
-                    names.add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                if id(node) not in top_level:
-                    nested.update(_imported(node))
-            elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
-                names.update(_string_names(node.annotation))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
-                names.update(_string_names(node.returns))
-            elif isinstance(node, ast.Call) and _called_name(node) in _STRING_ANNOTATION_CALLS:
-                for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    names.update(_string_names(argument))
-            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                    names.update(_strings(node.value))
+        for statement in statements:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name):
+                    if not isinstance(node.ctx, ast.Store):
+                        names.add(node.id)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    if node is not statement:
+                        nested.update(_imported(node))
+                elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+                    names.update(_string_names(node.annotation))
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+                    names.update(_string_names(node.returns))
+                elif isinstance(node, ast.Call) and _called_name(node) in _STRING_ANNOTATION_CALLS:
+                    for argument in [*node.args, *(k.value for k in node.keywords)]:
+                        names.update(_string_names(argument))
+                elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                        names.update(_strings(node.value))
         return cls(frozenset(names), frozenset(nested))
+
+    def __or__(self, other: ImportUsage) -> ImportUsage:
+        return ImportUsage(self.names | other.names, self.nested | other.nested)
 
     def in_use(self, item: Scheduled) -> bool:
         module, obj, asname = item
@@ -94,9 +103,10 @@ class ImportedName:
         return any(n == self.prefix or n.startswith(self.prefix + ".") for n in names)
 
 
-def imported_names(code: str | bytes) -> list[ImportedName]:
-    """Every name the imports of module ``code`` bind (relative imports and ``*`` left out)."""
-    tree = ast.parse(code)
+def imported_names(code: str | bytes | ast.Module) -> list[ImportedName]:
+    """Every name the imports of module ``code`` (or its ``ast`` tree) bind (relative imports and
+    ``*`` left out)."""
+    tree = code if isinstance(code, ast.Module) else ast.parse(code)
     top_level = {id(statement) for statement in tree.body}
     found: list[ImportedName] = []
     for node in ast.walk(tree):

@@ -8,6 +8,8 @@ codemod all collect the imports they need and the ones they made unused in an
 
 from __future__ import annotations
 
+import ast
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -15,13 +17,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import libcst as cst
     from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
     from libcst.metadata import MetadataWrapper
 
 # libcst.codemod is imported only when an import is really added or removed: it pulls in
 # libcst.matchers, whose import alone (~0.5 s) costs more than linting a file, and a lint
 # run without fixes never needs it (BENCHMARKS.md, "Where the time goes").
 
-from distlint.import_usage import ImportedName, imported_names
+from distlint.import_usage import ImportedName, ImportUsage, imported_names
 from distlint.import_usage import Scheduled as _Scheduled
 
 
@@ -41,14 +44,23 @@ class ImportChanges:
     removed nodes referred to; it must wrap the module those nodes belong to.
     """
 
-    def __init__(self, wrapper: MetadataWrapper | None = None, source: bytes | None = None) -> None:
-        """``source``: the text ``wrapper``'s module was parsed from, when the caller has it
-        (its imports are read from it, rather than from the module printed again)."""
+    def __init__(
+        self,
+        wrapper: MetadataWrapper | None = None,
+        source: bytes | ast.Module | None = None,
+        elsewhere: ImportUsage | None = None,
+    ) -> None:
+        """``source``: the text ``wrapper``'s module was parsed from, or its stdlib ``ast`` tree,
+        when the caller has it (its imports are read from it, rather than from the module printed
+        again).
+        ``elsewhere``: what code of the file outside the module read (the classes migrate leaves
+        out of its tree): an import it uses is never removed."""
         from libcst.codemod import CodemodContext
 
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
         self._source = source
+        self._elsewhere = elsewhere
         self._original_imports: list[ImportedName] | None = None
 
     def add(self, spec: ImportSpec) -> ImportChanges:
@@ -115,6 +127,8 @@ class ImportChanges:
         scheduled: list[_Scheduled] = list(
             dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
         )
+        if self._elsewhere is not None:
+            scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
         if scheduled:
             module = _remove_unused(module, scheduled)
         return module
@@ -200,8 +214,6 @@ def _is_import_line(statement: cst.BaseStatement) -> bool:
 
 
 def _remove_unused(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:
-    from distlint.import_usage import ImportUsage
-
     usage = ImportUsage.of(module.code)
     if usage is None or any(usage.imported_below_top_level(item) for item in scheduled):
         return _remove_with_scopes(module, scheduled)
@@ -211,10 +223,66 @@ def _remove_unused(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Modul
     body: list[cst.BaseStatement] = []
     for statement in module.body:
         if _imports_any(statement, unused):
-            body.extend(_remove_with_scopes(module.with_changes(body=[statement]), unused).body)
+            body.extend(_remove_from_line(module.with_changes(body=[statement]), unused).body)
         else:
             body.append(statement)
     return module.with_changes(body=body)
+
+
+def _remove_from_line(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:
+    """``RemoveImportsVisitor`` on a module of one import line, where nothing can read a name:
+    every alias is unused, as libcst's scope analysis would find (:func:`_line_remover`)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    remover = _line_remover()
+    for batch in _removal_batches(scheduled):
+        context = CodemodContext()
+        context.scratch[RemoveImportsVisitor.CONTEXT_KEY] = batch
+        module = module.visit(remover(context))
+    return module
+
+
+@functools.cache
+def _line_remover() -> type[RemoveImportsVisitor]:
+    """``RemoveImportsVisitor`` without its scope analysis, for a module of import lines alone.
+
+    Its ``visit_Module`` asks ``GatherUnusedImportsVisitor`` which aliases are unused: with scope
+    metadata, and three more visitors built and run, ~30 ms a call however small the module. In
+    a module of import lines nothing reads a name, so the answer is every alias of every
+    ``import`` and of every ``from`` import that visitor looks at (not ``*``, not relative, not
+    ``__future__``); the rest of the visitor (which aliases match, the commas and parentheses
+    left behind) is libcst's own. tests/test_imports.py compares the results with libcst's
+    visitors on whole modules.
+    """
+    import libcst as cst
+    from libcst.codemod.visitors import RemoveImportsVisitor
+    from libcst.codemod.visitors._gather_unused_imports import MODULES_IGNORED_BY_DEFAULT
+
+    class LineRemover(RemoveImportsVisitor):
+        # No scope metadata to compute (libcst types this as a one-element tuple).
+        METADATA_DEPENDENCIES = ()  # type: ignore[assignment, misc]
+
+        def visit_Module(self, node: cst.Module) -> None:
+            unused: dict[cst.ImportAlias, cst.Import | cst.ImportFrom] = {}
+            for statement in node.body:
+                for small in getattr(statement, "body", ()):
+                    if isinstance(small, cst.Import):
+                        names: Sequence[cst.ImportAlias] = small.names
+                    elif (
+                        isinstance(small, cst.ImportFrom)
+                        and not isinstance(small.names, cst.ImportStar)
+                        and small.module is not None
+                        and small.module.value not in MODULES_IGNORED_BY_DEFAULT
+                    ):
+                        names = small.names
+                    else:
+                        continue
+                    for alias in names:
+                        unused[alias] = small
+            self._unused_imports = unused
+
+    return LineRemover
 
 
 def _remove_with_scopes(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:

@@ -198,6 +198,18 @@ SHAPES = {
         "from typing import TypeVar\nimport torch\nT = TypeVar('T', 'torch.Tensor', int)\n",
         [("torch", None, None)],
     ),
+    "a __future__ import stays": (
+        "from __future__ import annotations\nimport os\n\nx = 1\n",
+        [("__future__", "annotations", None), ("os", None, None)],
+    ),
+    "aliased and dotted from-imports": (
+        "from a.b import c as d, e\nfrom f.g import h\n\nprint(e)\n",
+        [("a.b", "c", "d"), ("f.g", "h", None)],
+    ),
+    "comments on the lines": (
+        "import os  # noqa: F401\nfrom a import (  # keep\n    x,  # one\n    y,\n)\n\nprint(y)\n",
+        [("os", None, None), ("a", "x", None)],
+    ),
 }
 
 

@@ -8,6 +8,7 @@ options variants, factory twins, the imports and the main block's runner).
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.analysis.mainblock.fix import ensure_main_block
 from distlint.analysis.pg.class_eligibility import uses_class_opts
 from distlint.analysis.pg.eligibility import OptionsVariant
+from distlint.analysis.walk import statement_nodes
 from distlint.codemods import members as m
 from distlint.codemods.bases.multi_process_test_case import (
     environment_statements,
@@ -38,7 +40,8 @@ from distlint.codemods.rewrite import (
     with_blank_leading,
     zero_arg_super,
 )
-from distlint.cst_utils import NodeIndex, code_of, is_string_statement
+from distlint.cst_utils import code_of, is_string_statement
+from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
@@ -52,9 +55,12 @@ class Emitter:
         wrapper: MetadataWrapper,
         options: MigrateOptions,
         runners: Sequence[str],
-        source: bytes | None = None,
+        source: bytes | ast.Module | None = None,
+        elsewhere: ImportUsage | None = None,
     ) -> None:
-        """``source``: the bytes ``wrapper``'s module was parsed from (saves printing it again)."""
+        """``source``: the bytes ``wrapper``'s module was parsed from, or their stdlib ``ast`` tree
+        (saves printing it again);
+        ``elsewhere``: what the file's code outside that module reads (its imports stay)."""
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
@@ -62,7 +68,7 @@ class Emitter:
         self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         # Imports the new classes need, and those of removed code, applied once at the end.
-        self.imports = ImportChanges(wrapper, source)
+        self.imports = ImportChanges(wrapper, source, elsewhere)
         #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.
@@ -491,7 +497,8 @@ class Emitter:
             return
         removed: list[cst.CSTNode] = []
         function = self.plan.functions[key]
-        index = NodeIndex(function).nodes
+        # Edits name statements and decorators, never expressions: index those alone.
+        index = {id(node): node for node in statement_nodes(function)}
         for node_id, edit in edits.statements.items():
             node = index.get(node_id)
             if node is None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
+import tokenize
 from dataclasses import dataclass, field
 
 from libcst.metadata import MetadataWrapper
@@ -34,6 +36,8 @@ from distlint.codemods.rewrite import (
 )
 from distlint.codemods.torch_runtime_holds import rng_state_holds
 from distlint.config import Config
+from distlint.import_usage import ImportUsage
+from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
 from distlint.source import decode_source, parse, verify_python
 
 
@@ -98,11 +102,19 @@ def migrate_source(
     options: MigrateOptions | None = None,
 ) -> MigrationResult:
     """Migrate one file's bytes; never raises for bad input (see ``MigrationResult.error``)."""
-    config = config or Config()
-    options = options or MigrateOptions()
+    return _migrate(source, path, config or Config(), options or MigrateOptions(), True)
+
+
+def _migrate(
+    source: bytes, path: str, config: Config, options: MigrateOptions, leave_out: bool
+) -> MigrationResult:
+    """``leave_out``: parse the file with its plain classes replaced by stand-ins, as ``check``
+    does (:func:`~distlint.screens.plain_classes.plain_class_stand_ins`), and put them back into
+    the result; the same migration as from the whole file, at a fraction of libcst's cost where
+    most classes of a file spawn no ranks."""
     result = MigrationResult(path, source, report=FileReport(path))
     try:
-        decode_source(source, path)
+        text = decode_source(source, path)
         if not _screen(source, config):
             # Nothing to migrate: only say whether the file is valid Python (the C parser is
             # fast; libcst parses only to word the error like ``distlint check`` does).
@@ -111,7 +123,13 @@ def migrate_source(
             except (SyntaxError, ValueError):
                 parse(source, path)
             return result
-        module = parse(source, path)
+        tree = _ast_tree(source)
+        stand_ins = _stand_ins(source, text, tree, config) if leave_out else None
+        parsed = source
+        if stand_ins is not None:
+            parsed = stand_ins.text.encode("utf-8")
+            tree = _ast_tree(parsed)
+        module = parse(parsed, path)
     except ValueError as exc:
         result.error = f"{path}: error: {exc}"
         return result
@@ -126,14 +144,20 @@ def migrate_source(
             config,
             options.class_suffix,
             _holds(source, options),
-            source,
+            parsed,
+            tree,
         ).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:
             return result
-        migrated = Emitter(plan, wrapper, options, config.runners, source).module()
-        new_bytes = migrated.bytes
+        elsewhere = ImportUsage.of_statements(stand_ins.classes) if stand_ins is not None else None
+        text_or_tree = tree if tree is not None else parsed
+        migrated = Emitter(plan, wrapper, options, config.runners, text_or_tree, elsewhere).module()
+        code = migrated.code if stand_ins is None else stand_ins.restore(migrated.code)
+        if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
+            return _migrate(source, path, config, options, False)
+        new_bytes = code.encode(migrated.encoding)
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
         return result
@@ -147,3 +171,27 @@ def migrate_source(
         return result
     result.migrated = new_bytes
     return result
+
+
+def _ast_tree(source: bytes) -> ast.Module | None:
+    """The file's stdlib ``ast`` tree (``None`` where it does not parse: libcst words the error)."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _stand_ins(
+    source: bytes, text: str, tree: ast.Module | None, config: Config
+) -> StandIns | None:
+    """The file's text with its plain classes replaced by stand-ins, when it has such classes
+    and is UTF-8 (what the stand-ins are encoded in to be parsed)."""
+    if tree is None:
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:
+        return None
+    if encoding != "utf-8":
+        return None
+    return plain_class_stand_ins(text, tree, multiprocess_words(config))

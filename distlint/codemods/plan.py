@@ -28,6 +28,7 @@ base is in :mod:`distlint.codemods.bases`.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
@@ -67,6 +68,7 @@ from distlint.codemods.rewrite import (
 from distlint.config import Config
 from distlint.cst_utils import names_per_statement
 from distlint.metadata import node_spans
+from distlint.source import decode_source
 
 # -- building the plan ----------------------------------------------------------------------
 
@@ -80,10 +82,13 @@ class Planner:
         suffix: str,
         hold: Mapping[str, tuple[str, str]] | None = None,
         source: bytes | None = None,
+        tree: ast.Module | None = None,
     ) -> None:
-        """``source``: the bytes the module was parsed from (lets searches skip statements)."""
+        """``source``: the bytes the module was parsed from (lets searches skip statements);
+        ``tree``: their stdlib ``ast`` tree, when the caller has parsed them already."""
         self.wrapper = wrapper
         self.source = source
+        self.tree = tree
         #: ``Class.test`` -> ``(code, text)``: tests to leave in place although they could move
         #: (what ``migrate --verify`` found by running them).
         self.hold = dict(hold or {})
@@ -101,14 +106,25 @@ class Planner:
         self.functions: dict[int, cst.FunctionDef] = {}
         self.helper_users: dict[int, set[tuple[str, str]]] = {}  # id(helper) -> {(class, test)}
         self.rewritten: dict[int, cst.FunctionDef] = {}
+        self._code: str | None = None  # the decoded source, once a line number is asked for
 
     # -- positions (only for messages) ----------------------------------------------------
     def line_of(self, node: cst.CSTNode) -> int:
-        # Rare (refusal messages only): the linter's cheap span lookup, not a whole-module provider.
-        return node_spans(self.module, [node])[node][0]
+        # Rare (refusal messages only): the linter's cheap span lookup, which with the module's
+        # text generates only the statement holding the node (a large file: ~1 s less a call).
+        if self._code is None and self.source is not None:
+            self._code = decode_source(self.source, "")
+        return node_spans(self.module, [node], self._code)[node][0]
 
     # -- entry point ----------------------------------------------------------------------
     def plan(self) -> MigrationPlan:
+        m.forget_visits()  # what members use is remembered for this module's plan only
+        try:
+            return self._plan()
+        finally:
+            m.forget_visits()
+
+    def _plan(self) -> MigrationPlan:
         self._collect()
         self._check_bases()
         self._find_existing()
@@ -276,7 +292,8 @@ class Planner:
         if not family_names:
             return
         # Statements that name no family class have nothing to refuse and no factory call of one.
-        named = names_per_statement(self.source, self.module) if self.source is not None else None
+        text = self.tree if self.tree is not None else self.source
+        named = names_per_statement(text, self.module) if text is not None else None
         for index, statement in enumerate(self.module.body):
             if named is not None and not named[index] & family_names:
                 continue

@@ -12,6 +12,7 @@ from typing import TypeVar, Union, cast
 
 import libcst as cst
 
+from distlint.analysis.walk import code_children, kind_test
 from distlint.cst_utils import is_string_statement
 
 #: What happens to a statement.
@@ -341,9 +342,11 @@ def zero_arg_super(function: cst.FunctionDef, owner: str) -> cst.FunctionDef | N
     """``function`` (a method of class ``owner``) with each ``super(owner, self)`` made ``super()``,
     so that it can move to another class; None when one cannot be (another class, another receiver,
     or inside a nested function, lambda or comprehension, where ``super()`` has no class)."""
+    if not _has_explicit_super(function):
+        return function  # nothing to rewrite: no transformer rebuilds the whole function
     params = function.params.params
     if not params:
-        return function if not _has_explicit_super(function) else None
+        return None
     transformer = _ZeroArgSuper(owner, params[0].name.value)
     rewritten = function.visit(transformer)
     if transformer.blocked or not isinstance(rewritten, cst.FunctionDef):
@@ -352,13 +355,19 @@ def zero_arg_super(function: cst.FunctionDef, owner: str) -> cst.FunctionDef | N
 
 
 def _has_explicit_super(node: cst.CSTNode) -> bool:
-    found = False
+    """Whether ``node`` calls ``super(...)`` with arguments anywhere (the analyses' field walker)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if (
+            _is_call(current)
+            and isinstance(current.func, cst.Name)
+            and current.func.value == "super"
+            and current.args
+        ):
+            return True
+        pending.extend(code_children(current))
+    return False
 
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            if isinstance(call.func, cst.Name) and call.func.value == "super" and call.args:
-                found = True
 
-    node.visit(_Find())
-    return found
+_is_call = kind_test(cst.Call)

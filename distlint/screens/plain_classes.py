@@ -23,6 +23,12 @@ A class is left out only when all of this holds (anything else keeps it):
 
 Without libcst: the pre-screen imports this, and the linter uses it only for rules that declare
 they read multi-process classes alone (``LintRule.reads_multiprocess_classes_only``).
+
+``distlint migrate`` rewrites the file, so it cannot drop lines: :func:`plain_class_stand_ins`
+gives each left-out class a one-statement stand-in of the same lines (a class whose body is one
+string, unique in the file), and :meth:`StandIns.restore` puts the classes' own text back into
+the migrated module's code. A class that names a kept top-level class stays as well there: the
+plan refuses to move a class the module uses elsewhere, so it must see such a use.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from distlint.screens.names import ast_dotted, top_level_imports
@@ -72,6 +79,72 @@ def without_plain_classes(text: str, tree: ast.Module, config_words: frozenset[s
             lines[index] = ""
         lines[first - 1] = f"class {cls.name}: pass"
     return "".join(line + ending for line, ending in zip(lines, [*endings, ""], strict=True))
+
+
+#: The string a stand-in's body holds (with the class's number): absent from the file, or nothing
+#: is left out.
+STAND_IN_MARK = "distlint: a class left out of the migration"
+
+
+@dataclass(frozen=True)
+class StandIns:
+    """A module's text with its plain classes replaced by stand-ins of the same lines."""
+
+    text: str
+    #: Each stand-in's text -> the text of the class it stands for.
+    originals: dict[str, str]
+    #: The left-out classes (what they read still counts as a use of the module's imports).
+    classes: tuple[ast.ClassDef, ...]
+
+    def restore(self, code: str) -> str | None:
+        """``code`` (the module printed after its edits) with every class's own text back, or
+        ``None`` when a stand-in is not there exactly once (the caller then parses it all)."""
+        for stand_in, original in self.originals.items():
+            if code.count(stand_in) != 1:
+                return None
+            code = code.replace(stand_in, original)
+        return code
+
+
+def plain_class_stand_ins(
+    text: str, tree: ast.Module, config_words: frozenset[str]
+) -> StandIns | None:
+    """``text`` with its provably plain top-level classes, except those naming a kept top-level
+    class, replaced by stand-ins (see the module docstring); ``None`` when there is none."""
+    if STAND_IN_MARK in text:
+        return None
+    lines = _NEWLINE.split(text)
+    endings = [*_NEWLINE.findall(text), ""]
+    plain = _plain_classes(tree, lines, config_words)
+    kept = frozenset(s.name for s in tree.body if isinstance(s, ast.ClassDef) and s not in plain)
+    plain = [cls for cls in plain if not _names_any(cls, lines, kept)]
+    if not plain:
+        return None
+    originals: dict[str, str] = {}
+    for number, cls in enumerate(plain):
+        first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
+        last = (cls.end_lineno or cls.lineno) - 1
+        mark = f"{STAND_IN_MARK} ({number})"
+        if first == last:
+            replacement = [f'class {cls.name}: "{mark}"']
+        else:
+            replacement = [f'class {cls.name}: """{mark}', *[""] * (last - first - 1), '"""']
+        originals[_joined(replacement, endings, first)] = _joined(
+            lines[first : last + 1], endings, first
+        )
+        lines[first : last + 1] = replacement
+    return StandIns(
+        "".join(line + ending for line, ending in zip(lines, endings, strict=True)),
+        originals,
+        tuple(plain),
+    )
+
+
+def _joined(span: list[str], endings: list[str], start: int) -> str:
+    """Lines ``start``.. of a text, with the line endings between them (none after the last)."""
+    return "".join(
+        line + (endings[start + i] if i < len(span) - 1 else "") for i, line in enumerate(span)
+    )
 
 
 def multiprocess_words(config: Config) -> frozenset[str]:
