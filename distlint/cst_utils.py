@@ -106,9 +106,9 @@ def names_per_statement(
     source: bytes | ast.Module, module: cst.Module
 ) -> list[frozenset[str]] | None:
     """For each top-level statement of ``module`` (parsed from ``source``, or from the text whose
-    stdlib ``ast`` tree ``source`` is), the identifiers its
-    code reads or binds as names (stdlib ``ast``: attribute names and strings are not names), so a
-    search for references to some names visits with libcst only the statements that have one.
+    stdlib ``ast`` tree ``source`` is), the identifiers its code reads or binds as names (stdlib
+    ``ast``: attribute names and strings are not names), so a search for references to some names
+    visits with libcst only the statements that have one.
     None when the two trees do not line up (``ast`` keeps each ``a; b`` apart: they are counted)."""
     if isinstance(source, ast.Module):
         tree = source

@@ -72,9 +72,6 @@ class ImportUsage:
                         names.update(_strings(node.value))
         return cls(frozenset(names), frozenset(nested))
 
-    def __or__(self, other: ImportUsage) -> ImportUsage:
-        return ImportUsage(self.names | other.names, self.nested | other.nested)
-
     def in_use(self, item: Scheduled) -> bool:
         module, obj, asname = item
         if asname is not None:

@@ -59,8 +59,8 @@ class Emitter:
         elsewhere: ImportUsage | None = None,
     ) -> None:
         """``source``: the bytes ``wrapper``'s module was parsed from, or their stdlib ``ast`` tree
-        (saves printing it again);
-        ``elsewhere``: what the file's code outside that module reads (its imports stay)."""
+        (saves printing it again); ``elsewhere``: what the file's code outside that module reads
+        (its imports stay)."""
         self.plan = plan
         self.wrapper = wrapper
         self.options = options

@@ -61,6 +61,11 @@ PLAIN_BASES = frozenset(
     }
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Nodes that bind their ``name``: ``except E as name`` and, from Python 3.10, ``match`` captures
+#: (requires-python is 3.9, whose ``ast`` has no ``MatchAs``).
+_NAMED_CAPTURES: tuple[type, ...] = (ast.ExceptHandler,) + tuple(
+    getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name)
+)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -78,7 +83,7 @@ def without_plain_classes(text: str, tree: ast.Module, config_words: frozenset[s
         for index in range(first - 1, cls.end_lineno or cls.lineno):
             lines[index] = ""
         lines[first - 1] = f"class {cls.name}: pass"
-    return "".join(line + ending for line, ending in zip(lines, [*endings, ""], strict=True))
+    return "".join(line + ending for line, ending in zip(lines, [*endings, ""]))
 
 
 #: The string a stand-in's body holds (with the class's number): absent from the file, or nothing
@@ -134,7 +139,7 @@ def plain_class_stand_ins(
         )
         lines[first : last + 1] = replacement
     return StandIns(
-        "".join(line + ending for line, ending in zip(lines, endings, strict=True)),
+        "".join(line + ending for line, ending in zip(lines, endings)),
         originals,
         tuple(plain),
     )
@@ -251,10 +256,10 @@ def _bound_names(node: ast.AST) -> Iterator[str]:
         yield node.id
     elif isinstance(node, ast.alias) or isinstance(node, (ast.Global, ast.Nonlocal)):
         return
-    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and getattr(
-        node, "name", None
-    ):
-        yield node.name  # type: ignore[misc]
+    elif isinstance(node, _NAMED_CAPTURES):
+        name = getattr(node, "name", None)
+        if name:
+            yield name
 
 
 def _base_heads(cls: ast.ClassDef) -> Iterator[str]:
