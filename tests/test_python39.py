@@ -19,7 +19,7 @@ NEW_AST_NODES = frozenset(
 def _problems(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Match):
             found.append(f"{where}: a match statement")
         elif (
@@ -45,8 +45,8 @@ def test_the_linter_and_codemod_use_nothing_python_3_9_lacks() -> None:
     assert problems == []
 
 
-def test_the_check_finds_what_it_looks_for() -> None:
-    sample = ROOT / "tests" / "_py39_sample.py"
+def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
     sample.write_text(
         "import ast\n"
         "x = ast.MatchAs\n"
@@ -55,8 +55,5 @@ def test_the_check_finds_what_it_looks_for() -> None:
         "    case _:\n"
         "        pass\n"
     )
-    try:
-        kinds = [problem.split(": ", 1)[1] for problem in _problems(sample)]
-    finally:
-        sample.unlink()
+    kinds = [problem.split(": ", 1)[1] for problem in _problems(sample)]
     assert sorted(kinds) == ["a match statement", "ast.MatchAs", "zip(strict=...)"]
