@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
@@ -100,30 +99,3 @@ def is_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Tuple, cst.List)):
         return all(is_literal(e.value) for e in node.elements)
     return False
-
-
-def names_per_statement(
-    source: bytes | ast.Module, module: cst.Module
-) -> list[frozenset[str]] | None:
-    """For each top-level statement of ``module`` (parsed from ``source``, or from the text whose
-    stdlib ``ast`` tree ``source`` is), the identifiers its code reads or binds as names (stdlib
-    ``ast``: attribute names and strings are not names), so a search for references to some names
-    visits with libcst only the statements that have one.
-    None when the two trees do not line up (``ast`` keeps each ``a; b`` apart: they are counted)."""
-    if isinstance(source, ast.Module):
-        tree = source
-    else:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return None
-    found: list[frozenset[str]] = []
-    cursor = 0
-    for statement in module.body:
-        width = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        nodes = tree.body[cursor : cursor + width]
-        cursor += width
-        found.append(
-            frozenset(n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name))
-        )
-    return found if cursor == len(tree.body) else None

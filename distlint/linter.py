@@ -54,10 +54,15 @@ def enabled_rules(
 
 
 def _run_rules(
-    module: cst.Module, path: str, config: Config, rules: Sequence[type[LintRule]]
+    module: cst.Module,
+    path: str,
+    config: Config,
+    rules: Sequence[type[LintRule]],
+    tree: ast.Module | None = None,
 ) -> tuple[FileContext, list[Report]]:
+    """``tree``: the pre-screen's ``ast`` tree of the file, when it has the module's statements."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = FileContext(path, config, wrapper)
+    context = FileContext(path, config, wrapper, tree)
     instances = [rule(context) for rule in rules]
     hooks = [instance.get_visitors() for instance in instances]
     if all(set(methods) <= _MODULE_HOOKS for methods in hooks):
@@ -175,7 +180,7 @@ def lint_source(
     try:
         parsed = _text_to_parse(screened, config, active) if prescreen else None
         module = parse(source if parsed is None else parsed, path)
-        context, reports = _run_rules(module, path, config, active)
+        context, reports = _run_rules(module, path, config, active, screened.tree)
         located = _locate(
             context.wrapper, reports, path, parsed or screened.text, screened.text, screened.tree
         )

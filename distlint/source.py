@@ -77,10 +77,19 @@ class FileContext:
     through :meth:`fact`.
     """
 
-    def __init__(self, path: str, config: Config, wrapper: MetadataWrapper) -> None:
+    def __init__(
+        self,
+        path: str,
+        config: Config,
+        wrapper: MetadataWrapper,
+        tree: ast.Module | None = None,
+    ) -> None:
         self.path = path
         self.config = config
         self.wrapper = wrapper
+        #: The stdlib ``ast`` tree of a text with the module's top-level statements, when the
+        #: pre-screen parsed one (analyses may use it to skip statements).
+        self.tree = tree
         self._facts: dict[Any, Any] = {}
         #: Other files an analysis looked at (absolute path -> stat key, None where no file
         #: was): the result depends on them too, and the cache checks them.

@@ -221,6 +221,13 @@ class Reason(CodedEnum):
         many="are in a class whose continuous class exists and cannot take more tests",
         short="existing continuous class cannot take it",
     )
+    MODULE_REFERENCE = ReasonText(
+        "module-reference",
+        "the class is referenced elsewhere in the module",
+        one="is in a class other code of the module uses by name",
+        many="are in a class other code of the module uses by name",
+        short="class used elsewhere in the module",
+    )
     BASE_CLASS = ReasonText(
         "base-class",
         "its same-file base class cannot share a PG",
@@ -342,6 +349,13 @@ class Ineligibility:
     node: cst.CSTNode
     #: Optional detail, e.g. "TORCH_NCCL_ASYNC_ERROR_HANDLING" or "timeout=timedelta(seconds=1)".
     detail: str = ""
+    #: For a reason passed on from another class (``BASE_CLASS``, ``SUBCLASS``): that class's own.
+    origin: Reason | None = None
+
+    @property
+    def root(self) -> Reason:
+        """The reason this one comes from: its ``origin``, else itself."""
+        return self.origin or self.reason
 
     def describe(self) -> str:
         return f"{self.reason.text} ({self.detail})" if self.detail else self.reason.text
@@ -415,9 +429,22 @@ class ClassAnalysis:
         return [t for t in self.tests if t.creates_pg]
 
 
+@dataclass(frozen=True)
+class ModuleReference:
+    """One use of per-test class ``name`` by other code of the module
+    (:mod:`distlint.analysis.pg.references`)."""
+
+    name: str
+    node: cst.Name
+    #: "inside a class body", "in class Other", "at module level".
+    where: str
+
+
 @dataclass
 class ModuleAnalysis:
     classes: list[ClassAnalysis] = field(default_factory=list)
+    #: Where other code of the module names a per-test class (``Reason.MODULE_REFERENCE``).
+    references: list[ModuleReference] = field(default_factory=list)
 
     def by_name(self, name: str) -> ClassAnalysis | None:
         return next((c for c in self.classes if c.name == name), None)

@@ -15,14 +15,13 @@ from typing import cast
 
 import libcst as cst
 
+from distlint.analysis.pg.references import HOOKS  # they stay with the per-test class
 from distlint.analysis.walk import code_children, kind_test
 from distlint.codemods.rewrite import zero_arg_super
 from distlint.cst_utils import docstring_statement
 
 #: unittest collects every method whose name starts with this (``testFoo`` too).
 TEST_PREFIX = "test"
-#: Methods that set a per-test class up; they stay with the per-test class.
-HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "__init__"})
 #: Names through which code reaches its class's members.
 _SELF_NAMES = frozenset({"self", "cls"})
 #: Calls whose string argument names an attribute (``getattr(self, "device")``).

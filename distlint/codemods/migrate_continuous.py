@@ -80,11 +80,15 @@ def _screen(source: bytes, config: Config) -> bool:
 
 
 def _analyze(
-    wrapper: MetadataWrapper, config: Config, path: str, looked_at: dict[str, list[int] | None]
+    wrapper: MetadataWrapper,
+    config: Config,
+    path: str,
+    looked_at: dict[str, list[int] | None],
+    tree: ast.Module | None,
 ) -> ModuleAnalysis:
     """The shared DL2xx analysis; bases from other modules are looked up next to ``path``
-    (each file looked at is recorded in ``looked_at``)."""
-    return analyze_module(wrapper, config, ExternalBases(path, looked_at=looked_at))
+    (each file looked at is recorded in ``looked_at``); ``tree``: the parsed text's ``ast``."""
+    return analyze_module(wrapper, config, ExternalBases(path, looked_at=looked_at), tree)
 
 
 def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
@@ -140,12 +144,11 @@ def _migrate(
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         plan = Planner(
             wrapper,
-            _analyze(wrapper, config, path, result.depends_on),
+            _analyze(wrapper, config, path, result.depends_on, tree),
             config,
             options.class_suffix,
             _holds(source, options),
             parsed,
-            tree,
         ).plan()
         plan.report.path = path
         result.report = plan.report

@@ -28,8 +28,7 @@ base is in :mod:`distlint.codemods.bases`.
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -66,7 +65,6 @@ from distlint.codemods.rewrite import (
     has_work_left,
 )
 from distlint.config import Config
-from distlint.cst_utils import names_per_statement
 from distlint.metadata import node_spans
 from distlint.source import decode_source
 
@@ -82,13 +80,10 @@ class Planner:
         suffix: str,
         hold: Mapping[str, tuple[str, str]] | None = None,
         source: bytes | None = None,
-        tree: ast.Module | None = None,
     ) -> None:
-        """``source``: the bytes the module was parsed from (lets searches skip statements);
-        ``tree``: their stdlib ``ast`` tree, when the caller has parsed them already."""
+        """``source``: the bytes the module was parsed from (line numbers for messages)."""
         self.wrapper = wrapper
         self.source = source
-        self.tree = tree
         #: ``Class.test`` -> ``(code, text)``: tests to leave in place although they could move
         #: (what ``migrate --verify`` found by running them).
         self.hold = dict(hold or {})
@@ -223,7 +218,10 @@ class Planner:
 
     def _applicable(self, reasons: list[Ineligibility]) -> list[Ineligibility]:
         """The analysis' reasons that hold for this run: its existing-class reason is about the
-        default class names; another ``--class-suffix`` asks the question for its own names."""
+        default class names; another ``--class-suffix`` asks the question for its own names.
+        A use of the class by name (and what it passes on) is the class's refusal, with the
+        line it is on (``_check_module_references``), not a test's."""
+        reasons = [i for i in reasons if i.root is not Reason.MODULE_REFERENCE]
         if self.suffix == DEFAULT_SUFFIX:
             return reasons
         return [i for i in reasons if i.reason is not Reason.EXISTING_CONTINUOUS]
@@ -287,35 +285,21 @@ class Planner:
                 )
 
     def _check_module_references(self) -> None:
-        """A class used by module-level code other than ``instantiate_parametrized_tests(X)``."""
+        """A class other code uses by name (the analysis found where: ``references``) stays; a
+        factory call that reads a moved class's tests follows them (``instantiations``)."""
         family_names = set(self.classes)
         if not family_names:
             return
-        # Statements that name no family class have nothing to refuse and no factory call of one.
-        text = self.tree if self.tree is not None else self.source
-        named = names_per_statement(text, self.module) if text is not None else None
-        for index, statement in enumerate(self.module.body):
-            if named is not None and not named[index] & family_names:
-                continue
-            if isinstance(statement, cst.ClassDef) and statement.name.value in family_names:
-                # Inside a family class: setUp/tearDown stay where they are (``super(X, self)`` is
-                # fine there); a member that names a class may move away from it.
-                units = self.classes[statement.name.value].body.units
-                nodes = [*statement.decorators, *(u.statement for u in units if u.kind != "hook")]
-                for node in _names_in(nodes, family_names):
-                    self._refuse_reference(node, "inside a class body")
-                continue
-            if isinstance(statement, cst.ClassDef):
-                for node in _names_in([statement], family_names):
-                    self._refuse_reference(node, f"in class {statement.name.value}")
-                continue
+        refused: set[str] = set()
+        for use in self.analysis.references:
+            if use.name in family_names and use.name not in refused:
+                refused.add(use.name)  # the first use is the one the report names
+                self._refuse_reference(use.node, use.where)
+        for statement in self.module.body:
             factory = factory_call(statement)
             if factory is not None and factory.source in family_names:
                 self._check_factory(factory)
                 self.instantiations.setdefault(factory.source, []).append(factory)
-                continue
-            for node in _names_in([statement], family_names):
-                self._refuse_reference(node, "at module level")
 
     def _check_factory(self, factory: FactoryCall) -> None:
         """A factory call the continuous class cannot get a twin of keeps the class's tests."""
@@ -329,7 +313,7 @@ class Planner:
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
             cls.refuse(
-                Why.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
+                Reason.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
             )
 
     def _twin_exists(self, continuous: str) -> bool:
@@ -342,7 +326,7 @@ class Planner:
     def _refuse_reference(self, node: cst.Name, where: str) -> None:
         cls = self.classes[node.value]
         cls.refuse(
-            Why.MODULE_REFERENCE.code,
+            Reason.MODULE_REFERENCE.code,
             f"{cls.name} is used {where} (line {self.line_of(node)}); migrate it by hand",
         )
 
@@ -467,32 +451,6 @@ def _merged(earlier: FunctionEdits | None, edits: FunctionEdits) -> FunctionEdit
     return FunctionEdits(
         {**earlier.statements, **edits.statements}, earlier.decorators | edits.decorators
     )
-
-
-def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in wanted:
-                found.append(node)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # ``x.ClassName`` is an attribute, not a reference
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
-            if isinstance(node.func, cst.Name) and node.func.value == "super" and node.args:
-                # ``super(ClassName, self)``: becomes ``super()`` when the member moves (or the
-                # class is refused for it: members.needs_fixed_class).
-                for arg in node.args[1:]:
-                    arg.visit(self)
-                return False
-            return True
-
-    for node in nodes:
-        node.visit(_Find())
-    return found
 
 
 def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:

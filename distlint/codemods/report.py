@@ -26,7 +26,6 @@ class Why(CodedEnum):
     NO_PG = ("no-pg", "creates no process group, nothing to share")
     NOT_ANALYSED = ("not-analysed", "not a test_* method the PG analysis looks at")
     CLASS_BODY = ("class-body", "the class body has code distlint cannot place")
-    MODULE_REFERENCE = ("module-reference", "the class is referenced elsewhere in the module")
     NAME_TAKEN = ("name-taken", "the name of the class distlint would create is taken")
     #: Mechanical: the moved tests call self.opts() but their PG uses default options, so the
     #: continuous class's opts() would change the PG they test (analysis classes: Reason.CLASS_OPTIONS).

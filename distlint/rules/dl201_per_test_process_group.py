@@ -34,7 +34,9 @@ class PerTestProcessGroup(LintRule):
     `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend or
     world size, expects failure, uses `self.file_name` beyond the store, or kills a rank;
     or its class cannot share a PG (a per-test base other than `MultiProcessTestCase`, a
-    `setUp` that does more than spawn the workers, a subclass that cannot move, ...).
+    `setUp` that does more than spawn the workers, a subclass that cannot move, other code of
+    the module naming the class, ...). "Migratable" is exactly what `distlint migrate` moves
+    with the distlint runtime, unless the rewrite itself cannot be made (its report says why).
 
     Off by default: DL202 reports the same facts once per class, and DL201 repeats them
     per test (dozens of findings on a file like PyTorch's `test_c10d_gloo.py`, most of

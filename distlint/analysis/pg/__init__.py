@@ -12,6 +12,7 @@ Pieces: ``execution`` (class models), ``creation`` (what one call does to a PG),
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -44,6 +45,7 @@ from distlint.analysis.pg.execution import (
     external_base_names,
     world_size_fact,
 )
+from distlint.analysis.pg.references import module_references
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
 from distlint.config import Config
@@ -62,15 +64,24 @@ _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEV
 
 
 def analyze_module(
-    wrapper: MetadataWrapper, config: Config, external: ExternalBases
+    wrapper: MetadataWrapper,
+    config: Config,
+    external: ExternalBases,
+    tree: ast.Module | None = None,
 ) -> ModuleAnalysis:
     """Analyse every class of the module (nodes are ``wrapper.module``'s); ``external`` reads
-    the modules its bases from elsewhere come from (``ExternalBases(path of the file)``)."""
+    the modules its bases from elsewhere come from (``ExternalBases(path of the file)``);
+    ``tree``: the stdlib ``ast`` tree of a text with the same top-level statements, if the
+    caller has one (the search for uses of the per-test classes then skips the statements that
+    name none)."""
+    module = wrapper.module
     names = qualified_name_map(wrapper)
-    table = ClassTable.build(wrapper.module)
+    table = ClassTable.build(module)
     context = ScanContext(names, table, config)
-    context.constants = module_constants(wrapper.module, names)
+    context.constants = module_constants(module, names)
     analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
+    per_test = {c.name for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
+    analysis.references = module_references(module, per_test, tree)
     add_class_reasons(analysis, table, names, config, external)
     return analysis
 
@@ -80,7 +91,7 @@ def module_analysis(context: FileContext) -> ModuleAnalysis:
     return context.fact(
         FACT_KEY,
         lambda ctx: analyze_module(
-            ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on)
+            ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on), ctx.tree
         ),
     )
 

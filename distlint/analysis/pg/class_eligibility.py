@@ -25,6 +25,7 @@ from distlint.analysis.model import (
     ExecutionModel,
     Ineligibility,
     ModuleAnalysis,
+    ModuleReference,
     Reason,
 )
 from distlint.analysis.names import QualifiedNames
@@ -104,6 +105,9 @@ def add_class_reasons(
     )
     own: dict[str, list[Ineligibility]] = {}
     parents: dict[str, list[str]] = {}
+    first_use: dict[str, ModuleReference] = {}
+    for reference in analysis.references:
+        first_use.setdefault(reference.name, reference)
     for name, cls in per_test.items():
         parents[name] = [
             local.name.value
@@ -116,6 +120,10 @@ def add_class_reasons(
         if not any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             own[name][:0] = _external_reasons(cls)
         own[name] += _override_reasons(cls, table, names)
+        used = first_use.get(name)
+        if used is not None:  # other code names the class: it stays (analysis.pg.references)
+            detail = f"{used.name} is used {used.where}"
+            own[name].append(Ineligibility(Reason.MODULE_REFERENCE, used.node, detail))
     models = {c.name: c.model for c in analysis.classes}
     continuous = continuous_base_names(config)
     for name, cls in per_test.items():
@@ -139,7 +147,10 @@ def add_class_reasons(
                     first = inherited[0]
                     reasons.append(
                         Ineligibility(
-                            Reason.BASE_CLASS, per_test[name].node.name, _passed_on(parent, first)
+                            Reason.BASE_CLASS,
+                            per_test[name].node.name,
+                            _passed_on(parent, first),
+                            first.root,
                         )
                     )
                     break
@@ -160,7 +171,10 @@ def add_class_reasons(
                     test.name, name, ancestor_name, parents, per_test
                 ):
                     entry = Ineligibility(
-                        Reason.SUBCLASS, test.node.name, _passed_on(name, cls.ineligible[0])
+                        Reason.SUBCLASS,
+                        test.node.name,
+                        _passed_on(name, cls.ineligible[0]),
+                        cls.ineligible[0].root,
                     )
                     if not any(i.reason is Reason.SUBCLASS for i in test.ineligible):
                         test.ineligible.append(entry)

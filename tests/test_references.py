@@ -1,0 +1,107 @@
+"""Where a module names its per-test classes (analysis.pg.references): what keeps a class per test,
+for DL201 and for migrate alike, and the ``ast`` pre-filter that skips statements."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from distlint.analysis.pg.references import module_references
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SOURCE = textwrap.dedent(
+    """\
+    import unittest
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+    from torch.testing._internal.common_utils import instantiate_parametrized_tests
+
+
+    class Spawning(MultiProcessTestCase):
+        class Nested:
+            pass
+
+        def setUp(self):
+            super(Spawning, self).setUp()  # a hook: stays in the class
+            Spawning.counter = 0
+
+        def helper(self):
+            return super(Spawning, self).helper()  # becomes super() when it moves
+
+        def test_nested(self):
+            self.assertIsNotNone(Spawning.Nested())  # reaches the class by name
+
+
+    class Other(unittest.TestCase):
+        def setUp(self):
+            self.kind = Spawning  # another class's hook is a use
+
+
+    class Clean(MultiProcessTestCase):
+        def test_clean(self):
+            self.assertEqual(self.other.Clean, 1)  # an attribute named like it: no use
+
+
+    instantiate_parametrized_tests(Clean)  # follows the tests
+    ALL = [Clean]
+    """
+)
+
+
+def _references(source: str, classes: set[str], with_tree: bool):
+    tree = ast.parse(source) if with_tree else None
+    return [
+        (r.name, r.where, r.node.value)
+        for r in module_references(cst.parse_module(source), classes, tree)
+    ]
+
+
+@pytest.mark.parametrize("with_tree", [False, True])
+def test_what_is_a_use_of_the_class(with_tree: bool) -> None:
+    found = _references(SOURCE, {"Spawning", "Clean"}, with_tree)
+    assert found == [
+        ("Spawning", "inside a class body", "Spawning"),
+        ("Spawning", "in class Other", "Spawning"),
+        ("Clean", "at module level", "Clean"),
+    ]
+
+
+def test_no_per_test_class_no_search() -> None:
+    assert _references(SOURCE, set(), True) == []
+
+
+def _parsed(path: Path) -> tuple[ast.Module, cst.Module] | None:
+    source = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return ast.parse(source), cst.parse_module(source)
+    except (SyntaxError, cst.ParserSyntaxError):
+        return None  # a bad-input fixture
+
+
+FIXTURES = [p for p in sorted((ROOT / "fixtures").rglob("test_*.py")) if _parsed(p) is not None]
+
+
+def _every_class(tree: ast.Module) -> set[str]:
+    """Every class of the file counted as per-test: the widest search there is."""
+    return {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_ast_prefilter_finds_what_the_whole_search_finds(path: Path) -> None:
+    tree, module = _parsed(path)  # type: ignore[misc]
+    classes = _every_class(tree)
+    whole = [(r.name, r.where, id(r.node)) for r in module_references(module, classes)]
+    skipping = [(r.name, r.where, id(r.node)) for r in module_references(module, classes, tree)]
+    assert skipping == whole
+
+
+def test_the_fixtures_hold_uses_of_classes() -> None:
+    found = 0
+    for path in FIXTURES:
+        tree, module = _parsed(path)  # type: ignore[misc]
+        found += len(module_references(module, _every_class(tree), tree))
+    assert found >= 5
