@@ -1025,7 +1025,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
 MECHANICAL_CODES = frozenset(
     {
         "name-taken",
-        "module-reference",
+        "factory-call",
         "class-body",
         "rewrite",
         "shared-helper",
@@ -1547,3 +1547,44 @@ def test_tests_that_read_or_seed_dtensors_rng_tracker_stay_for_torchs_classes(ru
     text = result.report.text()
     for test in left:
         assert f"left   {test}  [rng-state] reads or seeds DTensor's RNG tracker" in text, text
+
+
+def test_a_factory_call_that_cannot_follow_the_tests_keeps_them_and_dl201_calls_them_mechanical() -> (
+    None
+):
+    """``create_local_tensor_test_class(X, base_class=...)`` chooses its own base: the continuous
+    class cannot get the same call, so X's tests stay (``factory-call``, the codemod's refusal:
+    the analysis, and so DL201, sees nothing wrong with the tests themselves)."""
+    source = textwrap.dedent(
+        """\
+        import torch.distributed as dist
+        from torch.testing._internal.common_utils import run_tests
+        from torch.testing._internal.distributed._tensor.common_dtensor import (
+            DTensorTestBase,
+            LocalDTensorTestBase,
+            create_local_tensor_test_class,
+            with_comms,
+        )
+
+
+        class MeshTest(DTensorTestBase):
+            @with_comms
+            def test_barrier(self):
+                dist.barrier()
+
+
+        MeshTestWithLocalTensor = create_local_tensor_test_class(
+            MeshTest, base_class=LocalDTensorTestBase
+        )
+
+        if __name__ == "__main__":
+            run_tests()
+        """
+    ).encode()
+    result = migrate_source(source, "test_factory.py")
+    [left] = result.report.classes[0].left
+    assert (left.test, left.code) == ("test_barrier", "factory-call")
+    assert "chooses its own base_class" in left.text and "(line 17)" in left.text
+    assert not result.changed
+    [finding] = lint_source(source, "test_factory.py", Config(select=("DL201",))).findings
+    assert "; migratable:" in finding.message  # the rewrite's refusal, not the test's

@@ -312,9 +312,7 @@ class Planner:
             elif name in self.top_level_names and not self._twin_exists(cls.continuous_name):
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
-            cls.refuse(
-                Reason.MODULE_REFERENCE.code, f"{problem} (line {self.line_of(factory.statement)})"
-            )
+            cls.refuse(Why.FACTORY_CALL.code, f"{problem} (line {self.line_of(factory.statement)})")
 
     def _twin_exists(self, continuous: str) -> bool:
         """Migrating again: the module has the continuous class's local tensor twin already."""

@@ -26,6 +26,12 @@ class Why(CodedEnum):
     NO_PG = ("no-pg", "creates no process group, nothing to share")
     NOT_ANALYSED = ("not-analysed", "not a test_* method the PG analysis looks at")
     CLASS_BODY = ("class-body", "the class body has code distlint cannot place")
+    #: Mechanical: a factory call that reads the class's tests cannot be given to the continuous
+    #: class (``create_local_tensor_test_class(X, base_class=...)``, a twin's name taken...).
+    FACTORY_CALL = (
+        "factory-call",
+        "a module-level factory call reads the class's tests and cannot follow them",
+    )
     NAME_TAKEN = ("name-taken", "the name of the class distlint would create is taken")
     #: Mechanical: the moved tests call self.opts() but their PG uses default options, so the
     #: continuous class's opts() would change the PG they test (analysis classes: Reason.CLASS_OPTIONS).
