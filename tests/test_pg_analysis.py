@@ -941,3 +941,63 @@ def test_a_device_chosen_backend_says_the_device_is_what_to_change(device, says)
         assert not reasons and analysis.backend == "gloo"
     else:
         assert [says in i.detail for i in reasons] == [True], [i.detail for i in reasons]
+
+
+@pytest.mark.parametrize(
+    ("context", "argument_check"),
+    [
+        ('self.assertRaisesRegex(RuntimeError, "invalid root rank")', True),
+        ('self.assertRaisesRegex(ValueError, "requires non-empty tensor list")', True),
+        ("self.assertRaises(ValueError)", True),
+        ("self.assertRaises(TypeError)", True),
+        # Communication failures, or nothing said about what fails: the test expects failure.
+        ('self.assertRaisesRegex(RuntimeError, "Connection closed by peer")', False),
+        ('self.assertRaisesRegex(RuntimeError, "(?i)timeout")', False),
+        ('self.assertRaisesRegex(dist.DistBackendError, "NCCL error")', False),
+        ('self.assertRaisesRegex(RuntimeError, "")', False),
+        ("self.assertRaises(RuntimeError)", False),
+        ("self.assertRaisesRegex(RuntimeError, pattern)", False),
+        ("pytest.raises(ValueError)", False),
+    ],
+)
+def test_an_argument_check_context_is_told_from_an_expected_failure(context, argument_check):
+    from distlint.analysis.pg.scan import argument_check_context
+
+    assert argument_check_context(cst.parse_expression(context)) is argument_check
+
+
+def test_collectives_in_argument_checks_leave_the_test_migratable_a_creation_does_not():
+    source = textwrap.dedent(
+        """\
+        import torch
+        import torch.distributed as dist
+        from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+
+        class ChecksTest(MultiProcessTestCase):
+            def setUp(self):
+                super().setUp()
+                self._spawn_processes()
+
+            def _init(self):
+                store = dist.FileStore(self.file_name, self.world_size)
+                dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+
+            def test_argument_checks(self):
+                self._init()
+                with self.assertRaisesRegex(RuntimeError, "invalid root rank"):
+                    dist.broadcast(torch.ones(1), src=-1)
+                with self.assertRaises(ValueError):
+                    dist.all_reduce(torch.ones(1), op="sum")
+
+            def test_bad_init(self):
+                with self.assertRaisesRegex(ValueError, "invalid world size"):
+                    dist.init_process_group("gloo", rank=self.rank, world_size=-1)
+        """
+    )
+    messages = {
+        f.message.split("`")[1]: f.message
+        for f in lint_source(source.encode(), "test_checks.py", Config(select=("DL201",))).findings
+    }
+    assert "; migratable:" in messages["test_argument_checks"]
+    assert "expects failure (assertRaises around init_process_group())" in messages["test_bad_init"]

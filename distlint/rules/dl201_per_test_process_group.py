@@ -32,7 +32,9 @@ class PerTestProcessGroup(LintRule):
     whether the test could share one PG with its class — "migratable" — or why not:
     it destroys or aborts the PG early, creates several PGs, sets `TORCH_NCCL_*` /
     `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend or
-    world size, expects failure, uses `self.file_name` beyond the store, or kills a rank;
+    world size, expects failure (an `assertRaises` around a collective that checks an argument
+    error, as PyTorch's `test_*_checks` do, is no failure: every rank rejects the call before
+    communicating), uses `self.file_name` beyond the store, or kills a rank;
     or its class cannot share a PG (a per-test base other than `MultiProcessTestCase`, a
     `setUp` that does more than spawn the workers, a subclass that cannot move, other code of
     the module naming the class, ...). "Migratable" is exactly what `distlint migrate` moves

@@ -36,6 +36,9 @@ class Site:
     trailing: bool = False
     #: Source order key (sortable across helpers).
     order: tuple[int, ...] = ()
+    #: The innermost ``assertRaises`` around it checks an argument error (``scan.argument_check``):
+    #: a collective there raises on every rank before any communication.
+    argument_check: bool = False
 
 
 @dataclass

@@ -18,6 +18,7 @@ every node.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -73,6 +74,42 @@ KILL_FUNCTIONS = {
 }
 KILL_METHODS = frozenset({"kill", "terminate"})
 RAISES_CONTEXTS = frozenset({"pytest.raises"})
+#: Exceptions an argument check raises (``self.assertRaises(ValueError)`` around a collective).
+ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "IndexError", "KeyError"})
+#: Words of an expected message that say the failure is communication, not an argument check.
+_COMMUNICATION = re.compile(
+    r"time|abort|clos|connect|peer|hang|watchdog|crash|exit|signal|kill|terminat|reset|shut|"
+    r"nccl|gloo|mpi|ucc|socket|broken|died|dead",
+    re.IGNORECASE,
+)
+
+
+def argument_check_context(expression: cst.BaseExpression) -> bool:
+    """``with self.assertRaisesRegex(RuntimeError, "invalid root rank"):`` (an argument error
+    with the message it checks, none of which speaks of communication) or ``with
+    self.assertRaises(ValueError):``: what c10d suites wrap around collectives called with bad
+    arguments, which every rank rejects before communicating."""
+    if not isinstance(expression, cst.Call):
+        return False
+    name = self_method_name(expression)
+    args = [a for a in expression.args if a.keyword is None]
+    if not args or not isinstance(args[0].value, (cst.Name, cst.Attribute)):
+        return False
+    error = (dotted_name(args[0].value) or "").rsplit(".", 1)[-1]
+    if name == "assertRaises" and len(args) == 1:
+        return error in ARGUMENT_ERRORS
+    if name in ("assertRaisesRegex", "assertRaisesRegexp") and len(args) == 2:
+        message = args[1].value
+        text = message.evaluated_value if isinstance(message, cst.SimpleString) else None
+        return (
+            error in ARGUMENT_ERRORS | {"RuntimeError"}
+            and isinstance(text, str)
+            and bool(text.strip())
+            and not _COMMUNICATION.search(text)
+        )
+    return False
+
+
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
@@ -138,7 +175,7 @@ class Walker(WalkedFunction):
         self.counter += 1
         statement: cst.BaseStatement | None = None
         top = -1
-        in_loop = in_raises = in_rank = False
+        in_loop = in_raises = in_rank = argument_check = False
         for index, ancestor in enumerate(self.stack):
             child = self.stack[index + 1] if index + 1 < len(self.stack) else node
             if _is_statement(ancestor):
@@ -163,12 +200,13 @@ class Walker(WalkedFunction):
                 and any(self._is_raises_context(item.item) for item in ancestor.items)
             ):
                 in_raises = True
+                argument_check = any(argument_check_context(item.item) for item in ancestor.items)
             elif (
                 _is_call(ancestor)
                 and ancestor is not node
                 and self._is_assert_raises_call(ancestor)
             ):
-                in_raises = True
+                in_raises, argument_check = True, False
         trailing = False  # decided in finish(), once the teardown is known
         return Site(
             node,
@@ -182,6 +220,7 @@ class Walker(WalkedFunction):
             in_rank,
             trailing,
             (self.counter,),
+            argument_check,
         )
 
     def _mentions_rank(self, test: cst.BaseExpression) -> bool:
@@ -460,12 +499,17 @@ class Walker(WalkedFunction):
         if record:
             self.raw_creations.append((event, node))
             self.creation_call_ids.add(id(node))
-            self._maybe_raises(node, f"{api}()", site)
+            self._maybe_raises(node, f"{api}()", site, collective=False)
         return event
 
-    def _maybe_raises(self, node: cst.Call, what: str, site: Site | None = None) -> None:
+    def _maybe_raises(
+        self, node: cst.Call, what: str, site: Site | None = None, collective: bool = True
+    ) -> None:
+        """A PG creation or collective inside ``assertRaises``: the test expects it to fail,
+        unless it is a collective whose context checks an argument error (it raises on every
+        rank before any communication, and the shared PG stays as it was)."""
         site = site or self._site(node)
-        if site.in_raises:
+        if site.in_raises and not (collective and site.argument_check):
             self.scan.raises.append(Event(site, what))
 
     def _assert_raises_callable(self, node: cst.Call) -> None:
