@@ -49,6 +49,7 @@ def test_plain_classes_become_one_line_stubs_and_every_kept_line_keeps_its_numbe
         "class FourRanks(object):",  # the per-test class's base: part of its analysis
         "class TestAllreduce(FourRanks, MultiProcessTestCase):",
         "class TestMoreMath: pass",
+        "class TestSuiteListing(TestCase):",  # names TestAllreduce: a use of it
         "class TestSpawnsFromPlainBase(TestCase):",  # setUp spawns
         "class TestRebound(PlainCase):",  # PlainCase is bound twice
         "class TestSuppressed(MultiProcessTestCase):  # noqa: DL202",
@@ -133,7 +134,7 @@ def test_the_linter_parses_the_text_without_plain_classes_only_for_the_pg_rules(
     source = MIXED.read_bytes()
     findings = linter.lint_source(source, str(MIXED), PG_ONLY).findings
     assert isinstance(seen[-1], str) and "class ToyModel: pass" in seen[-1]
-    assert [f.line for f in findings if f.code == "DL202"] == [42, 61]
+    assert [f.line for f in findings if f.code == "DL202"] == [42, 67]
     # A rule that reads more than multi-process classes (DL301: any exit call): the file whole.
     exits = source + b"\n\ndef _leave():\n    import sys\n\n    sys.exit(75)\n"
     codes = {

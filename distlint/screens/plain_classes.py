@@ -18,6 +18,8 @@ A class is left out only when all of this holds (anything else keeps it):
 * its text names no per-test or continuous base, no spawn method (``setUp`` calling
   ``self._spawn_processes()`` makes any class per-test) and no configured base;
 * no kept class (anywhere in the module) names it as a base, and its name is bound once;
+* its text names no kept top-level class (it may be a use that keeps that class's tests per test,
+  :mod:`distlint.analysis.pg.references`);
 * the names its bases start with are bound only by one top-level import, and the module has no
   star import.
 
@@ -27,8 +29,7 @@ they read multi-process classes alone (``LintRule.reads_multiprocess_classes_onl
 ``distlint migrate`` rewrites the file, so it cannot drop lines: :func:`plain_class_stand_ins`
 gives each left-out class a one-statement stand-in of the same lines (a class whose body is one
 string, unique in the file), and :meth:`StandIns.restore` puts the classes' own text back into
-the migrated module's code. A class that names a kept top-level class stays as well there: the
-plan refuses to move a class the module uses elsewhere, so it must see such a use.
+the migrated module's code.
 """
 
 from __future__ import annotations
@@ -114,15 +115,13 @@ class StandIns:
 def plain_class_stand_ins(
     text: str, tree: ast.Module, config_words: frozenset[str]
 ) -> StandIns | None:
-    """``text`` with its provably plain top-level classes, except those naming a kept top-level
-    class, replaced by stand-ins (see the module docstring); ``None`` when there is none."""
+    """``text`` with its provably plain top-level classes replaced by stand-ins (see the module
+    docstring); ``None`` when there is none."""
     if STAND_IN_MARK in text:
         return None
     lines = _NEWLINE.split(text)
     endings = [*_NEWLINE.findall(text), ""]
     plain = _plain_classes(tree, lines, config_words)
-    kept = frozenset(s.name for s in tree.body if isinstance(s, ast.ClassDef) and s not in plain)
-    plain = [cls for cls in plain if not _names_any(cls, lines, kept)]
     if not plain:
         return None
     originals: dict[str, str] = {}
@@ -184,7 +183,12 @@ def _plain_classes(
         for name in [n for n in plain if n in kept_bases]:
             kept_bases |= set(_base_heads(plain.pop(name)))
             changed = True
-    return list(plain.values())
+    # A class that names a kept top-level class may be a use of it that keeps that class's tests
+    # per test (analysis.pg.references): the analysis must see it.
+    kept = frozenset(
+        s.name for s in tree.body if isinstance(s, ast.ClassDef) and plain.get(s.name) is not s
+    )
+    return [cls for cls in plain.values() if not _names_any(cls, lines, kept)]
 
 
 def _has_plain_bases(
