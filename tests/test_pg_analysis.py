@@ -961,7 +961,7 @@ def test_a_device_chosen_backend_says_the_device_is_what_to_change(device, says)
     ],
 )
 def test_an_argument_check_context_is_told_from_an_expected_failure(context, argument_check):
-    from distlint.analysis.pg.scan import argument_check_context
+    from distlint.analysis.pg.raises import argument_check_context
 
     assert argument_check_context(cst.parse_expression(context)) is argument_check
 
