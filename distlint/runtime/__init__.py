@@ -38,6 +38,7 @@ from . import early_start as _early_start
 # with distlint installed) does not import the whole runtime.
 _PUBLIC = {
     "MultiProcContinuousTest": "continuous",
+    "ReusedWorkersTest": "reused_workers",
     "RankFailure": "continuous",
     "run_tests": "launch",
     "on_ranks": "on_ranks_dispatch",

@@ -19,7 +19,7 @@ import traceback
 import unittest
 from typing import Any, cast
 
-from . import rank_state
+from . import fresh_pg, rank_state
 from .protocol import RankResult, RunFunction, RunTest, Status
 from .skips import REGISTRY
 
@@ -99,7 +99,14 @@ class RankSession:
     """What a rank process keeps between tests: its place in the world and set-up classes."""
 
     def __init__(
-        self, rank: int, world_size: int, pg: Any, *, world: Any, run_class_fixtures: bool = True
+        self,
+        rank: int,
+        world_size: int,
+        pg: Any,
+        *,
+        world: Any,
+        run_class_fixtures: bool = True,
+        store_dir: str | None = None,
     ) -> None:
         self.rank = rank
         self.world_size = world_size
@@ -110,6 +117,11 @@ class RankSession:
         # False under torchrun: unittest itself runs setUpClass/tearDownClass in the rank.
         self.run_class_fixtures = run_class_fixtures
         self._class_setup_errors: dict = {}  # cls -> (Status, detail) or None when fine
+        #: ReusedWorkersTest: no shared PG; each test gets ``self.file_name`` in this directory
+        #: and creates its own PG, which the rank destroys after it (:mod:`fresh_pg`).
+        self.store_dir = store_dir
+        #: Whether this rank could put away what the last test left (reported with its result).
+        self.reusable = True
 
     # -- class lifecycle ---------------------------------------------------
 
@@ -168,21 +180,34 @@ class RankSession:
 
         return dist.is_initialized() and dist.group.WORLD is self.world
 
-    def run_test(self, cls: type, method_name: str) -> tuple[Status, str, tuple[str, ...]]:
+    def run_test(
+        self, cls: type, method_name: str, seq: int = 0
+    ) -> tuple[Status, str, tuple[str, ...]]:
         """How the test ended here, its detail, and what process-wide state it changed
-        (restored now: :mod:`distlint.runtime.rank_state`)."""
+        (restored now: :mod:`distlint.runtime.rank_state`). ``seq``: the message's, the same on
+        every rank (it names a fresh-PG test's store file)."""
         if self.run_class_fixtures:
             setup_error = self.enter_class(cls)
             if setup_error is not None:
                 return (*setup_error, ())
         self.bind_class(cls)
         before = rank_state.take()
-        status, detail = self._run_one(cls, method_name)
-        return status, detail, rank_state.restore(before)
+        if self.store_dir is None:
+            status, detail = self._run_one(cls, method_name, None)
+            return status, detail, rank_state.restore(before)
+        file_name = fresh_pg.store_file(self.store_dir, seq)
+        status, detail = self._run_one(cls, method_name, file_name)
+        self.reusable = fresh_pg.put_away(file_name)
+        restored = rank_state.restore(before)
+        return status, detail, tuple(
+            line for line in restored if not line.startswith(rank_state.PER_TEST_PG_SETTINGS)
+        )
 
-    def _run_one(self, cls: type, method_name: str) -> tuple[Status, str]:
+    def _run_one(self, cls: type, method_name: str, file_name: str | None) -> tuple[Status, str]:
         test = cls(method_name)
         test.rank = self.rank
+        if file_name is not None:
+            test.file_name = file_name
         seed_everything()
         reset_dtensor_rng()
         failure_exception = getattr(test, "failureException", AssertionError)
@@ -250,4 +275,5 @@ def rank_result(
         pg_intact=session.pg_intact(),
         duration_s=time.perf_counter() - started,
         restored=restored,
+        reusable=session.reusable,
     )

@@ -11,6 +11,16 @@ from __future__ import annotations
 CONTINUOUS_ATTR = "_distlint_continuous"
 
 
+#: Set to True in the body of distlint.runtime's ReusedWorkersTest: its ranks hold no shared PG,
+#: each test creates its own (read by ``resolve`` without importing the class).
+FRESH_PG_ATTR = "_distlint_fresh_pg"
+
+
+def is_fresh_pg(cls: type) -> bool:
+    """True for distlint's ReusedWorkersTest and every subclass of it."""
+    return getattr(cls, FRESH_PG_ATTR, False) is True
+
+
 def is_continuous(cls: type) -> bool:
     """True for distlint's MultiProcContinuousTest and every subclass of it."""
     return getattr(cls, CONTINUOUS_ATTR, False) is True

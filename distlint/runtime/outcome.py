@@ -86,7 +86,12 @@ def restored_state(results: Mapping[int, RankResult]) -> tuple[str, ...]:
 def decide_outcome(obs: Observation) -> Outcome:
     outcome = _decide(obs)
     restored = restored_state(obs.results)
-    return dataclasses.replace(outcome, restored=restored) if restored else outcome
+    if restored:
+        outcome = dataclasses.replace(outcome, restored=restored)
+    if not all(result.reusable for result in obs.results.values()):
+        # A rank could not put away what the test left: the verdict stands, the ranks go.
+        outcome = dataclasses.replace(outcome, pool_reusable=False)
+    return outcome
 
 
 def _decide(obs: Observation) -> Outcome:

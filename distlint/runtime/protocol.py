@@ -53,6 +53,9 @@ class WorkerSpec:
     output_path: str
     options_owner: ClassRef | None  # whose opts() builds the PG options
     environ: tuple  # (name, value) pairs: the dispatcher's environment
+    #: No shared PG: each test creates its own from ``self.file_name`` (a store file per test in
+    #: ``dirname(store_path)``), and the rank destroys what the test left after it.
+    fresh_pg: bool = False
 
 
 # ---- dispatcher -> worker -------------------------------------------------
@@ -121,6 +124,9 @@ class RankResult:
     # Process-wide state the test changed on this rank, put back before the next test
     # (rank_state.restore's lines: "default dtype torch.float64 (was torch.float32)").
     restored: tuple = ()
+    #: This rank can run another test: false when what the test left (its process groups) could
+    #: not be put away; the pool is then replaced, whatever the outcome.
+    reusable: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

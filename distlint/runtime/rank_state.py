@@ -89,6 +89,14 @@ def _set_anomaly(torch: Any, value: tuple[bool, bool]) -> None:
     torch.set_anomaly_enabled(value[0], value[1])
 
 
+def _debug_level(torch: Any) -> Any:
+    return torch.distributed.get_debug_level()
+
+
+def _set_debug_level(torch: Any, value: Any) -> None:
+    torch.distributed.set_debug_level(value)
+
+
 SETTINGS: tuple[_Setting, ...] = (
     _Setting(
         "default dtype",
@@ -114,7 +122,13 @@ SETTINGS: tuple[_Setting, ...] = (
         lambda torch: torch.get_num_threads(),
         lambda torch, value: torch.set_num_threads(value),
     ),
+    # with_dist_debug_levels sets it from the environment and never puts it back.
+    _Setting("distributed debug level", _debug_level, _set_debug_level, str),
 )
+
+#: What a test creating its own PG is expected to change (ReusedWorkersTest): put back, not
+#: reported (its per-test original set them on a process that ended with it).
+PER_TEST_PG_SETTINGS = ("os.environ", "distributed debug level")
 
 
 @dataclasses.dataclass(frozen=True)

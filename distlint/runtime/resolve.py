@@ -23,12 +23,15 @@ from datetime import timedelta
 from typing import Any
 
 from . import environment
-from .markers import is_continuous_base
+from .markers import is_continuous_base, is_fresh_pg
 from .protocol import ClassRef
 from .role import Role, current_role
 from .skips import REGISTRY, TestSkip, gpu_skip
 
 DEFAULT_GLOO_WORLD_SIZE = 2
+# torch's MultiProcessTestCase.world_size when a class sets none (common_distributed's
+# DEFAULT_WORLD_SIZE): what a ReusedWorkersTest class, moved there from it, runs on.
+DEFAULT_FRESH_PG_WORLD_SIZE = 4
 UNSET_WORLD_SIZE = -2  # torch's sentinel for "not declared"
 TIMEOUT_ENV = "DISTLINT_TEST_TIMEOUT"
 # The PG gets a little longer than the test so that, when a collective hangs,
@@ -52,6 +55,8 @@ class PoolConfig:
     pg_timeout_s: float
     options_owner: ClassRef | None  # None when opts() is None, so any such class can share
     environ: tuple = ()
+    #: The ranks hold no PG: each test creates its own (ReusedWorkersTest).
+    fresh_pg: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,6 +185,11 @@ def plan_for_class(cls: type, world_size: int | None = None) -> ClassPlan:
             )
         )
 
+    if is_fresh_pg(cls):
+        return ClassPlan(
+            config=_fresh_pg_config(cls, declared, test_timeout), skip=None, test_timeout_s=test_timeout
+        )
+
     if requested is None:
         wanted = declared or gpus
         if gpus > 0 and environment.backend_available("nccl") and gpus >= wanted:
@@ -220,6 +230,21 @@ def plan_for_class(cls: type, world_size: int | None = None) -> ClassPlan:
         options_owner=options_owner,
     )
     return ClassPlan(config=config, skip=None, test_timeout_s=test_timeout)
+
+
+def _fresh_pg_config(cls: type, declared: int | None, test_timeout: float) -> PoolConfig:
+    """Ranks without a PG: no backend to resolve (each test picks its own, as per test), and no GPU
+    bound (a per-test rank starts on the current device too); the tests' own GPU checks skip them."""
+    return PoolConfig(
+        backend=None,
+        backend_name="",
+        world_size=declared or DEFAULT_FRESH_PG_WORLD_SIZE,
+        bind_cuda=False,
+        device_type=_declared_device_type(cls) or "cpu",
+        pg_timeout_s=test_timeout + PG_TIMEOUT_MARGIN_S,
+        options_owner=None,
+        fresh_pg=True,
+    )
 
 
 def _opts_are_default(cls: type) -> bool:

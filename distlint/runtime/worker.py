@@ -55,6 +55,12 @@ def main(spec: WorkerSpec, conn: Connection) -> None:
     _install_stack_dumps(spec.stack_path)
     _exit_when_dispatcher_dies(os.path.dirname(spec.store_path) if spec.rank == 0 else None)
 
+    if spec.fresh_pg:
+        # ReusedWorkersTest: no PG here; each test creates its own from a store file of its own.
+        _send(conn, WorkerReady(rank=spec.rank, pid=os.getpid()))
+        store_dir = os.path.dirname(spec.store_path)
+        _serve(conn, RankSession(spec.rank, spec.world_size, None, world=None, store_dir=store_dir))
+        return
     try:
         pg = _init_process_group(spec)
     except BaseException as exc:  # noqa: BLE001 - reported, then this worker ends
@@ -75,6 +81,11 @@ def _adopt_environment(spec: WorkerSpec) -> None:
     if spec.environ:
         os.environ.clear()
         os.environ.update(dict(spec.environ))
+    if spec.fresh_pg:
+        # As torch's per-test ranks: no RANK/WORLD_SIZE exported (a test passes its own), and
+        # the C++ stack traces its run_test turns on.
+        os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"
+        return
     os.environ.update(
         {
             "RANK": str(spec.rank),
@@ -182,7 +193,7 @@ def _run_test(session: RankSession, message: RunTest) -> RankResult:
     except BaseException as exc:  # noqa: BLE001
         status, detail = Status.ERRORED, format_exception(exc)
     else:
-        status, detail, restored = session.run_test(cls, message.method)
+        status, detail, restored = session.run_test(cls, message.method, seq=message.seq)
     return rank_result(session, message, status, detail, start, restored)
 
 

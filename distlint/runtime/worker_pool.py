@@ -203,6 +203,7 @@ class WorkerPool:
                     output_path=os.path.join(self._dir, f"output.{rank}"),
                     options_owner=self.config.options_owner,
                     environ=self.config.environ,
+                    fresh_pg=self.config.fresh_pg,
                 )
                 parent_conn, child_conn = ctx.Pipe(duplex=True)
                 process = ctx.Process(
