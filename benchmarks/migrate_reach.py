@@ -66,14 +66,18 @@ def reach(paths: list[Path], runtime: str) -> dict:
     moved: collections.Counter = collections.Counter()
     left: collections.Counter = collections.Counter()
     outside = collections.Counter()  # left tests DL201 did not report (no-pg and the like)
+    outside_reused: collections.Counter = collections.Counter()
     errors = []
     for result in tree.results:
         if result.error:
             errors.append(result.error)
         for cls in result.report.classes:
-            reused = set(getattr(cls, "reused", ()))
-            for test in cls.moved:
-                moved[_MOVED_TO_REUSED if test in reused else "shared PG"] += 1
+            moved["shared PG"] += len(cls.moved)
+            for entry in getattr(cls, "reused", ()):  # an earlier distlint has no such target
+                if (result.path, entry.test) in reported:
+                    moved[_MOVED_TO_REUSED] += 1
+                else:
+                    outside_reused[entry.code] += 1
             for entry in cls.left:
                 if (result.path, entry.test) in reported:
                     left[entry.code] += 1
@@ -89,6 +93,7 @@ def reach(paths: list[Path], runtime: str) -> dict:
         "moved_total": sum(moved.values()),
         "left_by_reason": dict(left.most_common()),
         "left_not_dl201": dict(outside.most_common()),
+        "reused_not_dl201": dict(outside_reused.most_common()),
         "errors": errors,
     }
 
@@ -112,6 +117,11 @@ def main() -> None:
         print(f"  {code:<28} {count:>5}")
     if figures["left_not_dl201"]:
         print("left, not DL201 tests: " + ", ".join(f"{k} {v}" for k, v in figures["left_not_dl201"].items()))
+    if figures["reused_not_dl201"]:
+        print(
+            "on reused workers, not DL201 tests: "
+            + ", ".join(f"{k} {v}" for k, v in figures["reused_not_dl201"].items())
+        )
     for error in figures["errors"]:
         print(f"error: {error}")
     if args.json:

@@ -33,6 +33,19 @@ FIXTURES = ROOT / "fixtures" / "migrate"
 CASES = sorted(FIXTURES.glob("test_*.py"))
 CHANGED = [case for case in CASES if case.with_name(case.name + ".migrated").exists()]
 RUNTIMES = ("distlint", "torch")
+#: Fixtures whose tests only move to reused workers, which torch's classes do not offer: under
+#: ``--runtime torch`` they stay as they are (``test_reused_workers_only_change_on_distlint``).
+DISTLINT_ONLY = frozenset({"test_refusals.py"})
+
+
+def changed_on(runtime: str) -> list[Path]:
+    return [c for c in CHANGED if runtime == "distlint" or c.name not in DISTLINT_ONLY]
+
+
+#: What the small inputs below test: the tests that cannot share a PG stay per test.
+SHARED_PG_ONLY = MigrateOptions(reused_workers=False)
+
+CHANGED_PAIRS = [(case, runtime) for runtime in RUNTIMES for case in changed_on(runtime)]
 
 
 def _relative(path: Path) -> str:
@@ -53,9 +66,15 @@ def _cached_migrate(source: bytes, path: str, runtime: str, suffix: str) -> Migr
     )
 
 
-def _source_result(text: str, runtime: str = "distlint") -> MigrationResult:
+def _source_result(
+    text: str, runtime: str = "distlint", reused_workers: bool = False
+) -> MigrationResult:
+    """Small inputs test what can share a class's PG; the tests that cannot stay per test unless
+    ``reused_workers`` (tests of that target say so)."""
     return migrate_source(
-        textwrap.dedent(text).encode(), "test_inline.py", options=MigrateOptions(runtime=runtime)
+        textwrap.dedent(text).encode(),
+        "test_inline.py",
+        options=MigrateOptions(runtime=runtime, reused_workers=reused_workers),
     )
 
 
@@ -92,7 +111,18 @@ def test_second_run_changes_nothing(case: Path, runtime: str) -> None:
 
 
 #: Fixtures that are not already on distlint's runtime (a file migrated once with it is not).
-NOT_ON_DISTLINT = [c for c in CHANGED if b"from distlint" not in c.read_bytes()]
+NOT_ON_DISTLINT = [c for c in changed_on("torch") if b"from distlint" not in c.read_bytes()]
+
+
+@pytest.mark.parametrize("name", sorted(DISTLINT_ONLY))
+def test_reused_workers_only_change_on_distlint(name: str) -> None:
+    """Under ``--runtime torch`` a file whose tests only move to reused workers stays, and the
+    report says what the distlint runtime would do."""
+    torch = _migrate(FIXTURES / name, "torch")
+    assert not torch.changed and torch.report.reused_count == 0
+    assert any("use --runtime distlint" in note for c in torch.report.classes for note in c.notes)
+    distlint = _migrate(FIXTURES / name)
+    assert distlint.changed and distlint.report.reused_count > 0
 
 
 # -- PR-ready layout (no formatter at test time) -----------------------------------------------
@@ -111,8 +141,7 @@ def _import_lists(text: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
+@pytest.mark.parametrize("case,runtime", CHANGED_PAIRS, ids=lambda p: getattr(p, "name", p))
 def test_migrated_lines_need_no_formatter(case: Path, runtime: str) -> None:
     """No trailing whitespace, no added line over black's 88, an import list written one name per
     line stays so, and sorted (PyTorch's lint job runs black and usort)."""
@@ -135,7 +164,12 @@ def test_migrated_lines_need_no_formatter(case: Path, runtime: str) -> None:
                 f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")\n"
             ), statement
         order = [n.split(" as ")[0] for n in names]
-        assert order == sorted(order, key=str.casefold), f"{module}: {order} is not sorted"
+        before = re.findall(r"[\w.]+(?: as \w+)?(?=,|\s*\)|\s*$)", written.split(" import ")[1])
+        before = [n.split(" as ")[0] for n in before]
+        if before == sorted(before, key=str.casefold):  # usort would sort an unsorted one anyway
+            assert order == sorted(order, key=str.casefold), f"{module}: {order} is not sorted"
+        else:  # its names keep their order, new names after them
+            assert order[: len(before)] == [n for n in before if n in order], order
 
 
 @pytest.mark.parametrize("case", NOT_ON_DISTLINT, ids=lambda p: p.name)
@@ -168,7 +202,8 @@ def test_distlint_runtime_runs_with_distlint_run_tests(case: Path) -> None:
     # The continuous base comes from distlint.runtime (MultiProcContinuousTest, or its DTensor/FSDP
     # forms in distlint.runtime.torch_dtensor / torch_fsdp).
     assert re.search(
-        r"^from distlint\.runtime(\.torch_\w+)? import .*(MultiProcContinuousTest|ContinuousTest)",
+        r"^from distlint\.runtime(\.torch_\w+)? import "
+        r".*(MultiProcContinuousTest|ContinuousTest|ReusedWorkersTest)",
         text,
         re.MULTILINE,
     )
@@ -190,7 +225,7 @@ def test_class_suffix_names_the_new_classes() -> None:
 
 def test_report_names_every_test_left_behind_with_its_reason() -> None:
     report = _migrate(FIXTURES / "test_nccl_pg_ops.py").report
-    left = {entry.test: entry.code for cls in report.classes for entry in cls.left}
+    left = {entry.test: entry.code for cls in report.classes for entry in cls.kept}
     assert left == {
         "test_abort_pg_in_flight": "tests-abort",
         "test_blocking_wait_timeout": "env-decorator",
@@ -262,10 +297,10 @@ def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(
     """The helper's rewritten form (``self.pg``) may serve several continuous classes (one per
     options value, through the mixin); only a test that stays calling it keeps its callers back."""
     source = SHARED_HELPER_SOURCE.format(extra=STAYING_CALLER if staying_caller else "").encode()
-    result = migrate_source(source, "test_shared_helper.py")
+    result = migrate_source(source, "test_shared_helper.py", options=SHARED_PG_ONLY)
     assert result.error is None
     (report,) = result.report.classes
-    left = {entry.test: entry.code for entry in report.left}
+    left = {entry.test: entry.code for entry in report.kept}
     if staying_caller:
         assert left == {
             "test_all_reduce": "shared-helper",
@@ -282,9 +317,11 @@ def test_a_helper_that_builds_the_pg_moves_with_its_callers_unless_one_stays(
 
 
 def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
-    result = _migrate(FIXTURES / "test_refusals.py")
+    source = (FIXTURES / "test_refusals.py").read_bytes()
+    options = MigrateOptions(reused_workers=False)
+    result = migrate_source(source, "fixtures/migrate/test_refusals.py", options=options)
     assert not result.changed
-    codes = {entry.test: entry.code for cls in result.report.classes for entry in cls.left}
+    codes = {entry.test: entry.code for cls in result.report.classes for entry in cls.kept}
     assert codes == {
         "test_all_reduce": "class-body",
         "test_barrier": "existing-continuous",
@@ -292,7 +329,7 @@ def test_every_refusal_leaves_the_file_unchanged_and_says_why() -> None:
         "test_init_and_destroy": "rewrite",
         "test_rank_in_range": "no-pg",
     }
-    assert any(e.code == "module-reference" for cls in result.report.classes for e in cls.left)
+    assert any(e.code == "module-reference" for cls in result.report.classes for e in cls.kept)
 
 
 PG_FIXTURES = ROOT / "fixtures" / "pg"
@@ -329,10 +366,10 @@ def test_the_report_shows_every_per_test_class_and_its_tests(case: Path) -> None
             for s in cls.node.body.body
             if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")
         ]
-        shown = set(entry.moved) | {left.test for left in entry.left}
+        shown = set(entry.moved) | {left.test for left in entry.kept}
         assert set(own) <= shown, (cls.name, set(own) - shown)
         assert shown or entry.inherits_from or entry.notes, f"{cls.name}: listed with nothing said"
-    assert report.left_count + report.moved_count >= sum(
+    assert report.left_count + report.reused_count + report.moved_count >= sum(
         len(c.tests) for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN
     )
 
@@ -342,11 +379,10 @@ def test_a_file_nothing_moves_in_still_counts_its_tests_as_left(
     run_cli, tmp_path: Path, name: str, left: int
 ) -> None:
     (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
-    status, out, err = run_cli("migrate", "--check", name)
+    status, out, err = run_cli("migrate", "--check", "--no-reused-workers", name)
     assert status == 0
-    assert out == (FIXTURES / name).with_suffix(".report").read_text().replace(
-        "fixtures/migrate/", ""
-    )
+    assert out.startswith(f"{name}: 0 tests moved, {left} left\n")
+    assert "reused" not in out
     assert f"would migrate 0 of 1 file (0 tests moved, {left} left in place)" in err
 
 
@@ -374,8 +410,8 @@ def test_tests_from_helper_classes_and_external_bases_are_accounted_for() -> Non
     )
     classes = {cls.name: cls for cls in result.report.classes}
     gloo = classes["GlooCollectivesTest"]
-    assert [(left.test, left.code) for left in gloo.left] == [("test_all_reduce", "not-analysed")]
-    assert "inherited from CollectivesMixin" in gloo.left[0].text
+    assert [(left.test, left.code) for left in gloo.kept] == [("test_all_reduce", "not-analysed")]
+    assert "inherited from CollectivesMixin" in gloo.kept[0].text
     assert result.report.left_count == 1
     assert classes["TensorPipeRpcTest"].notes == [
         "defines no tests of its own; any it runs come from RpcAgentTests, defined elsewhere (not analysed)"
@@ -403,11 +439,9 @@ def test_a_dtensor_only_file_is_analysed_not_screened_out(monkeypatch) -> None:
 
 def _continuous_class_names(result: MigrationResult) -> dict[str, str]:
     """New class -> the class its tests came from (also their create_local_tensor_test_class twins)."""
-    names = {new: cls.name for cls in result.report.classes for new in cls.continuous_classes()}
-    names.update(
-        {local_tensor_name(new): local_tensor_name(old) for new, old in list(names.items())}
-    )
-    return names
+    from distlint.codemods.verify import renamed_classes
+
+    return renamed_classes(result)  # a class on reused workers keeps its name
 
 
 @pytest.mark.parametrize("case", CHANGED, ids=lambda p: p.name)
@@ -468,7 +502,7 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
     renamed: dict[str, dict[str, str]] = {}
     for case in CHANGED:
         files.append(str(case))
-        for runtime in RUNTIMES:
+        for runtime in [r for r in RUNTIMES if case in changed_on(r)]:
             result = _migrate(case, runtime)
             target = tmp_path / runtime / case.name
             target.parent.mkdir(exist_ok=True)
@@ -491,7 +525,7 @@ def test_migrated_files_collect_the_same_tests(tmp_path: Path) -> None:
     for case in CHANGED:
         original = collected[str(case)]
         assert original, f"{case.name}: nothing collected"
-        for runtime in RUNTIMES:
+        for runtime in [r for r in RUNTIMES if case in changed_on(r)]:
             target = str(tmp_path / runtime / case.name)
             migrated = collected[target]
             names = Counter(i.rsplit(".", 1)[1] for i in migrated)
@@ -737,7 +771,7 @@ def test_bad_input_is_one_line_error(source: bytes, message: str) -> None:
 # -- the command line -----------------------------------------------------------------------
 
 #: The files the command-line tests work on (two that change, one that does not).
-CLI_FILES = ("test_gloo_helper_pg.py", "test_gloo_init_pg.py", "test_refusals.py")
+CLI_FILES = ("test_gloo_helper_pg.py", "test_gloo_init_pg.py", "test_needs_own_process.py")
 
 
 @pytest.fixture
@@ -758,25 +792,27 @@ def test_default_prints_diff_and_report_and_writes_nothing(run_cli, project: Pat
     assert out.startswith("--- a/test_gloo_init_pg.py\n+++ b/test_gloo_init_pg.py\n")
     assert "+class DistCollectivesTestContinuous(MultiProcContinuousTest):" in out
     assert (
-        "test_gloo_init_pg.py: 3 tests moved, 1 left\n  DistCollectivesTest -> DistCollectivesTestContinuous"
-        in out
-    )
-    assert (
-        err.strip()
-        == "distlint migrate: would migrate 1 of 1 file (3 tests moved, 1 left in place)"
+        "test_gloo_init_pg.py: 3 tests moved, 1 on reused workers, 0 left\n"
+        "  DistCollectivesTest -> DistCollectivesTestContinuous"
+    ) in out
+    assert err.strip() == (
+        "distlint migrate: would migrate 1 of 1 file "
+        "(3 tests moved, 1 on reused workers, 0 left in place)"
     )
     assert {p.name: p.read_bytes() for p in project.glob("*.py")} == before
 
 
 def test_diff_prints_only_the_diff(run_cli, project: Path) -> None:
-    status, out, _ = run_cli("migrate", "--diff", "test_gloo_helper_pg.py", "test_refusals.py")
+    status, out, _ = run_cli(
+        "migrate", "--diff", "test_gloo_helper_pg.py", "test_needs_own_process.py"
+    )
     assert status == 0
     assert (
         out.startswith("--- a/test_gloo_helper_pg.py\n")
         and "tests moved" not in out
         and "left " not in out
     )
-    assert "test_refusals.py" not in out
+    assert "test_needs_own_process.py" not in out
 
 
 def test_check_exits_1_when_a_file_would_change(run_cli, project: Path) -> None:
@@ -786,7 +822,7 @@ def test_check_exits_1_when_a_file_would_change(run_cli, project: Path) -> None:
     assert "would migrate 2 of 3 files" in err and "--- a/" not in out
     assert "ProcessGroupGlooTest -> ProcessGroupGlooTestContinuous" in out  # the report
     assert (project / "test_gloo_helper_pg.py").read_bytes() == before
-    status, _, _ = run_cli("migrate", "--check", "test_refusals.py")
+    status, _, _ = run_cli("migrate", "--check", "test_needs_own_process.py")
     assert status == 0
 
 
@@ -908,7 +944,7 @@ def test_pg_created_by_a_context_manager_is_left_in_place() -> None:
                 self.assertEqual(t, torch.full((2,), 2.0))
     """)
     assert not result.changed
-    [entry] = result.report.classes[0].left
+    [entry] = result.report.classes[0].kept
     # The analysis says it (DL201 too): the context manager sets up more than the PG.
     assert entry.code == "unresolved-pg" and "with _dynamo_dist_per_rank_init" in entry.text
 
@@ -996,7 +1032,7 @@ def test_refusals_on_small_inputs(body: str, code: str) -> None:
     )
     result = _source_result(source)
     assert result.error is None and not result.changed, result.diff()
-    codes = {entry.code for cls in result.report.classes for entry in cls.left}
+    codes = {entry.code for cls in result.report.classes for entry in cls.kept}
     assert code in codes, result.report.text()
 
 
@@ -1011,7 +1047,7 @@ def test_subclass_with_another_backend_keeps_its_own_tests() -> None:
     result = _source_result(PER_TEST_HEADER + textwrap.indent(base + "\n" + sub, "    "))
     report = {cls.name: cls for cls in result.report.classes}
     assert report["T"].moved == ["test_all_reduce"]
-    assert [(e.test, e.code) for e in report["U"].left] == [
+    assert [(e.test, e.code) for e in report["U"].kept] == [
         ("test_all_reduce_mpi", "base-mismatch")
     ]
     assert report["U"].continuous == "UContinuous"  # it still gets the tests it inherits
@@ -1059,7 +1095,7 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
     mechanical = {
         left.test
         for entry in result.report.classes
-        for left in entry.left
+        for left in entry.kept
         if left.code in MECHANICAL_CODES
     }
     assert moved <= migratable, (
@@ -1075,9 +1111,9 @@ def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_pa
     source = EXTERNAL_BASE_SOURCE.encode()
     path = tmp_path / "test_unseen.py"
     dl201 = Config(select=("DL201",))
-    result = migrate_source(source, str(path))
+    result = migrate_source(source, str(path), options=SHARED_PG_ONLY)
     assert not result.changed
-    [left] = result.report.classes[0].left
+    [left] = result.report.classes[0].kept
     assert left.code == "external-base" and "shared_checks.SharedChecks" in left.text
     [finding] = lint_source(source, str(path), dl201).findings  # check says what migrate does
     assert "keep it per-test: a base from another module" in finding.message
@@ -1085,14 +1121,14 @@ def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_pa
     (tmp_path / "shared_checks.py").write_text(
         "class SharedChecks:\n    def test_shared(self):\n        pass\n"
     )
-    assert not migrate_source(source, str(path)).changed
+    assert not migrate_source(source, str(path), options=SHARED_PG_ONLY).changed
     [finding] = lint_source(source, str(path), dl201).findings
     assert "(SharedChecks defines 1 test: test_shared)" in finding.message
     # Once the module defines no tests, the base goes with the moved test, and DL201 says so.
     (tmp_path / "shared_checks.py").write_text(
         "class SharedChecks:\n    def _helper(self):\n        pass\n"
     )
-    moved = migrate_source(source, str(path))
+    moved = migrate_source(source, str(path), options=SHARED_PG_ONLY)
     assert moved.changed and moved.report.classes[0].moved == ["test_sum"]
     assert (
         "class AllReduceTestContinuous(SharedChecks, MultiProcContinuousTest)"
@@ -1168,7 +1204,7 @@ def test_explicit_super_of_the_class_becomes_zero_argument_super() -> None:
             source.replace("super(DistributedDataParallelTest, self)._tensor()", blocked)
         )
         assert not refused.changed
-        assert {left.code for left in refused.report.classes[0].left} == {"class-body"}
+        assert {left.code for left in refused.report.classes[0].kept} == {"class-body"}
 
 
 OPTIONS_VARIANTS = (
@@ -1229,7 +1265,7 @@ def test_options_variants_get_a_continuous_class_each(runtime: str) -> None:
         "test_eight_again": "GlooTestThreads8Continuous",
         "test_four_threads": "GlooTestThreads4Timeout1_0Continuous",
     }
-    assert [(left.test, left.code) for left in entry.left] == [("test_computed", "custom-options")]
+    assert [(left.test, left.code) for left in entry.kept] == [("test_computed", "custom-options")]
     module = cst.parse_module(result.migrated.decode())
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
     tests = {
@@ -1297,7 +1333,7 @@ def test_options_variants_of_a_subclass_follow_its_base() -> None:
     )
     report = {entry.name: entry for entry in _source_result(own).report.classes}
     assert report["GlooLazyTest"].moved == ["test_lazy"]
-    assert [(left.test, left.code) for left in report["GlooLazyTest"].left] == [
+    assert [(left.test, left.code) for left in report["GlooLazyTest"].kept] == [
         ("test_sixteen", "options-variant")
     ]
 
@@ -1339,9 +1375,9 @@ def test_no_pg_names_the_helper_of_another_module_a_test_calls(tmp_path: Path) -
         if __name__ == "__main__":
             run_tests()
     """).encode()
-    result = migrate_source(source, str(tmp_path / "test_comm.py"))
+    result = migrate_source(source, str(tmp_path / "test_comm.py"), options=SHARED_PG_ONLY)
     (report,) = result.report.classes
-    left = {entry.test: entry for entry in report.left}
+    left = {entry.test: entry for entry in report.kept}
     assert {name: entry.code for name, entry in left.items()} == {
         "test_sequence_num_gloo": "no-pg",
         "test_rank_is_set": "no-pg",
@@ -1368,11 +1404,14 @@ NEW_TEST = """
 
 
 def test_migrating_after_adding_a_test_moves_just_that_test() -> None:
-    migrated = AGAIN.with_name(AGAIN.name + ".migrated").read_text()
+    # Migrated without reused workers, so the per-test class can still take the new test (a class
+    # on reused workers runs it as written, and DL201 has nothing to say about it).
+    first = migrate_source(AGAIN.read_bytes(), "test_again.py", options=SHARED_PG_ONLY)
+    migrated = first.migrated.decode()
     anchor = "    @requires_gloo()\n    def test_shutdown_after_allreduce(self):"
     assert anchor in migrated
     source = migrated.replace(anchor, NEW_TEST.lstrip("\n") + "\n" + anchor, 1).encode()
-    result = migrate_source(source, "test_again.py")
+    result = migrate_source(source, "test_again.py", options=SHARED_PG_ONLY)
     assert result.error is None and result.changed
     [entry] = [c for c in result.report.classes if c.moved]
     assert entry.name == "ProcessGroupGlooTest" and entry.moved == ["test_reduce_later"]
@@ -1382,7 +1421,7 @@ def test_migrating_after_adding_a_test_moves_just_that_test() -> None:
     # Only the test moves: out of the per-test class, into the end of the existing class.
     assert sum(1 for line in changed if line.startswith("+    def ")) == 1, result.diff()
     assert "class " not in "".join(changed[2:]), result.diff()
-    assert not migrate_source(result.migrated, "test_again.py").changed
+    assert not migrate_source(result.migrated, "test_again.py", options=SHARED_PG_ONLY).changed
 
 
 def test_dl202_counts_what_migrating_again_moves() -> None:
@@ -1399,14 +1438,15 @@ def test_dl202_counts_what_migrating_again_moves() -> None:
 
 def test_an_existing_class_that_cannot_take_the_tests_says_why_in_check_and_migrate() -> None:
     refusals = FIXTURES / "test_refusals.py"
-    [left] = [c for c in _migrate(refusals).report.classes if c.name == "BarrierTest"][0].left
+    [left] = [c for c in _migrate(refusals).report.classes if c.name == "BarrierTest"][0].kept
     assert left.code == "existing-continuous"
     assert (
         "`BarrierTestContinuous` runs at world size 4, the tests of BarrierTest at 2" in left.text
     )
     findings = lint_source(refusals.read_bytes(), _relative(refusals), Config(select=("DL202",)))
     [barrier] = [f for f in findings.findings if f.message.startswith("`BarrierTest`")]
-    assert "none can move" in barrier.message and "distlint migrate" not in barrier.message
+    assert "none can move" in barrier.message
+    assert barrier.message.endswith("it can run as written on reused workers: run `distlint migrate`")
 
 
 @pytest.mark.parametrize(
@@ -1439,15 +1479,15 @@ def test_an_existing_class_that_cannot_take_the_tests_keeps_them(existing: str, 
         + "\n\n"
         + existing
     )
-    result = migrate_source(source.encode(), "test_inline.py")
+    result = migrate_source(source.encode(), "test_inline.py", options=SHARED_PG_ONLY)
     assert result.error is None and not result.changed, result.diff()
-    [left] = result.report.classes[0].left
+    [left] = result.report.classes[0].kept
     assert (left.code, why in left.text) == ("existing-continuous", True), left.text
     [finding] = lint_source(source.encode(), "test_inline.py", Config(select=("DL201",))).findings
-    assert "keep it per-test" in finding.message and why in finding.message
+    assert "keep its own PG, on reused workers" in finding.message and why in finding.message
     # With another --class-suffix the name is free: the tests move to a new class.
     other = migrate_source(
-        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared", reused_workers=False)
     )
     assert other.report.classes[0].moved == ["test_all_reduce"]
 
@@ -1470,10 +1510,10 @@ def test_another_class_suffix_asks_the_same_question() -> None:
         4,
     )
     result = migrate_source(
-        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared")
+        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared", reused_workers=False)
     )
     assert not result.changed
-    [left] = result.report.classes[0].left
+    [left] = result.report.classes[0].kept
     assert left.code == "name-taken" and "`TShared` runs at world size 4" in left.text
 
 
@@ -1485,10 +1525,10 @@ def test_another_class_suffix_knows_the_configured_continuous_bases() -> None:
         source.encode(),
         "test_inline.py",
         Config(continuous_bases=("OurContinuousBase",)),
-        MigrateOptions(class_suffix="Shared"),
+        MigrateOptions(class_suffix="Shared", reused_workers=False),
     )
     report = result.report.classes[0]
-    assert [left.text for left in report.left if left.code == "name-taken"] == []
+    assert [left.text for left in report.kept if left.code == "name-taken"] == []
 
 
 RNG_SOURCE = """\
@@ -1538,7 +1578,7 @@ def test_tests_that_read_or_seed_dtensors_rng_tracker_stay_for_torchs_classes(ru
     )
     assert result.error is None and result.changed
     (report,) = result.report.classes
-    assert sorted(item.test for item in report.left) == left
+    assert sorted(item.test for item in report.kept) == left
     assert report.moved == [
         t
         for t in ("test_a_seeds_the_tracker", "test_b_tracker_starts_unset", "test_c_shards")
@@ -1581,8 +1621,8 @@ def test_a_factory_call_that_cannot_follow_the_tests_keeps_them_and_dl201_calls_
             run_tests()
         """
     ).encode()
-    result = migrate_source(source, "test_factory.py")
-    [left] = result.report.classes[0].left
+    result = migrate_source(source, "test_factory.py", options=SHARED_PG_ONLY)
+    [left] = result.report.classes[0].kept
     assert (left.test, left.code) == ("test_barrier", "factory-call")
     assert "chooses its own base_class" in left.text and "(line 17)" in left.text
     assert not result.changed

@@ -58,6 +58,9 @@ class ExternalTests:
     #: Every method the base defines or inherits from modules distlint read (helpers included):
     #: a test calling one of them may create its PG there, where the analysis does not look.
     members: tuple[str, ...] = ()
+    #: What in the bases read needs a per-test process of the deriving class's own (a test that
+    #: exits, a return-code check, a hook of the per-test harness): empty when nothing does.
+    needs_process: str = ""
 
 
 class ExternalBases:
@@ -79,12 +82,24 @@ class ExternalBases:
         """The tests class ``qualified`` (``module.Class`` or ``module.Outer.Inner``) defines or inherits."""
         found: list[str] = []
         members: list[str] = []
-        problem = self._collect(qualified, found, set(), 0, members)
-        return ExternalTests(tuple(dict.fromkeys(found)), problem, tuple(dict.fromkeys(members)))
+        needs: list[str] = []
+        problem = self._collect(qualified, found, set(), 0, members, needs)
+        return ExternalTests(
+            tuple(dict.fromkeys(found)),
+            problem,
+            tuple(dict.fromkeys(members)),
+            needs[0] if needs else "",
+        )
 
     # -- internals ------------------------------------------------------------------------------
     def _collect(
-        self, qualified: str, found: list[str], seen: set[str], depth: int, members: list[str]
+        self,
+        qualified: str,
+        found: list[str],
+        seen: set[str],
+        depth: int,
+        members: list[str],
+        needs: list[str],
     ) -> str | None:
         if qualified in TEST_FREE_BASES or qualified in seen:
             return None
@@ -103,6 +118,9 @@ class ExternalBases:
         ]
         members.extend(methods)
         found.extend(name for name in methods if name.startswith("test"))
+        need = process_need(node)
+        if need:
+            needs.append(f"{qualified} {need}")
         module = _module_name(qualified, class_path)
         imports = top_level_imports(tree, module.rsplit(".", 1)[0] if "." in module else "")
         for base in node.bases:
@@ -110,7 +128,7 @@ class ExternalBases:
             if name is None:
                 return f"a base of `{qualified}` is not a plain name"
             target = _resolve(name, tree, imports, module)
-            problem = self._collect(target, found, seen, depth + 1, members)
+            problem = self._collect(target, found, seen, depth + 1, members, needs)
             if problem is not None:
                 return problem
         if node.keywords:
@@ -182,6 +200,82 @@ def _read_tree(name: str) -> ast.Module | None:
             return ast.parse(handle.read(), name)
     except (OSError, SyntaxError, ValueError):
         return None
+
+
+#: Calls that end or kill a process: a test making one needs a process of its own.
+_EXITS = frozenset({"sys.exit", "os._exit", "os.kill", "exit", "_exit", "os.abort"})
+#: Names of the per-test harness's exit-code checks.
+_RETURN_CODE_NAMES = frozenset(
+    {"skip_return_code_checks", "special_return_code_checks", "TEST_ERROR_EXIT_CODE"}
+)
+#: Hooks of the per-test harness: a base defining one changes how each test's processes run.
+_HARNESS_HOOKS = frozenset(
+    {
+        "setUp",
+        "setUpClass",
+        "tearDownClass",
+        "__init__",
+        "run",
+        "_run",
+        "_spawn_processes",
+        "_fork_processes",
+        "_join_processes",
+        "_check_return_codes",
+        "_start_processes",
+    }
+)
+
+
+def process_need(node: ast.ClassDef) -> str:
+    """What in class ``node`` needs each test to run in a process of its own (empty: nothing):
+    an exit or kill, an exit-code check, a hook of the per-test harness, or a ``tearDown`` that
+    does more than remove ``self.file_name``."""
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name in _HARNESS_HOOKS:
+                return f"defines {statement.name}"
+            if statement.name == "tearDown" and not _only_cleans_up(statement):
+                return "has a tearDown that does more than remove self.file_name"
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call) and ast_dotted(child.func) in _EXITS:
+            return f"calls {ast_dotted(child.func)}()"
+        if isinstance(child, ast.Name) and child.id in _RETURN_CODE_NAMES:
+            return f"uses {child.id}"
+        if isinstance(child, ast.Attribute) and child.attr in _RETURN_CODE_NAMES:
+            return f"uses {child.attr}"
+    return ""
+
+
+def _only_cleans_up(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``super().tearDown()`` and ``try: os.remove(self.file_name) except ...: pass`` only."""
+    for statement in function.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            if (
+                isinstance(statement.value.func, ast.Attribute)
+                and statement.value.func.attr == "tearDown"
+                and isinstance(statement.value.func.value, ast.Call)
+                and ast_dotted(statement.value.func.value.func) == "super"
+            ):
+                continue
+            return False
+        if isinstance(statement, ast.Try) and len(statement.body) == 1:
+            inner = statement.body[0]
+            removes = (
+                isinstance(inner, ast.Expr)
+                and isinstance(inner.value, ast.Call)
+                and ast_dotted(inner.value.func) in ("os.remove", "os.unlink")
+                and len(inner.value.args) == 1
+                and ast_dotted(inner.value.args[0]) == "self.file_name"
+            )
+            handled = all(
+                all(isinstance(s, ast.Pass) for s in handler.body) for handler in statement.handlers
+            )
+            if removes and handled and not statement.finalbody and not statement.orelse:
+                continue
+        return False
+    return True
 
 
 def _class_in(tree: ast.Module, class_path: list[str]) -> ast.ClassDef | None:

@@ -24,6 +24,7 @@ class ExecutionModel(enum.Enum):
 
     PER_TEST_SPAWN = "per-test spawn"  # setUp spawns/forks workers; every test creates its PG
     CONTINUOUS = "continuous"  # one worker pool and PG for the whole class
+    REUSED_WORKERS = "reused workers"  # one worker pool; each test creates its own PG: done
     THREADED = "threaded"  # MultiThreadedTestCase: not a target
     PLAIN = "plain"  # any other class: not a target
 
@@ -375,6 +376,9 @@ class TestAnalysis:
     #: Trailing teardown inside a helper the test calls last: (helper, statement), e.g. a helper ending
     #: in ``destroy_process_group()``. Fine for eligibility; the helper must drop it when migrated.
     helper_teardown: list[tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
+    #: Why the test needs a process of its own (it exits, kills a process, or its exit code is
+    #: checked); empty when a reused rank can run it (:mod:`distlint.analysis.pg.reuse`).
+    needs_own_process: str = ""
 
     @property
     def creates_pg(self) -> bool:
@@ -423,6 +427,11 @@ class ClassAnalysis:
     #: Per-test classes: each direct base from another module (not a base distlint migrates),
     #: as written, with what it brings (``ExternalTests``: its tests, its methods).
     external_bases: list[tuple[str, ExternalTests]] = field(default_factory=list)
+    #: Per-test classes: the tests it keeps (those that cannot share a PG) run as written on
+    #: reused workers with a fresh PG each (``ReusedWorkersTest``), with its same-file family
+    #: (:mod:`distlint.analysis.pg.reuse`); else ``reused_workers_blocker`` says why not.
+    reused_workers: bool = False
+    reused_workers_blocker: str = ""
 
     @property
     def pg_tests(self) -> list[TestAnalysis]:

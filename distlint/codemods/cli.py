@@ -92,6 +92,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"name of the new classes: <Class><S> (default: {DEFAULT_SUFFIX})",
     )
+    parser.add_argument(
+        "--no-reused-workers",
+        action="store_true",
+        help="keep the tests that cannot share a PG per test, rather than running them on ranks "
+        "their class spawns once, each with a fresh PG (the distlint runtime's ReusedWorkersTest)",
+    )
     add_run_options(parser)
     _add_verify_arguments(parser)
 
@@ -127,6 +133,7 @@ class _Totals:
     files: int = 0
     changed: int = 0
     moved: int = 0
+    reused: int = 0
     left: int = 0
     errors: int = 0
     unverified: int = 0
@@ -150,7 +157,11 @@ def run(
     err = stderr or sys.stderr
     options = TreeOptions(
         paths=args.paths,
-        migrate=MigrateOptions(runtime=args.runtime, class_suffix=args.class_suffix),
+        migrate=MigrateOptions(
+            runtime=args.runtime,
+            class_suffix=args.class_suffix,
+            reused_workers=not args.no_reused_workers,
+        ),
         jobs=getattr(args, "jobs", None),
         use_cache=not getattr(args, "no_cache", False),
         cache_dir=Path(args.cache_dir) if getattr(args, "cache_dir", None) else None,
@@ -262,6 +273,7 @@ def handle_result(
     report = None
     if result.report.classes:
         totals.moved += result.report.moved_count if result.changed else 0
+        totals.reused += result.report.reused_count if result.changed else 0
         totals.left += result.report.left_count
         report = result.report.text()
     if not result.changed:
@@ -282,8 +294,10 @@ def handle_result(
 
 def _summary(totals: _Totals, args: argparse.Namespace) -> str:
     verb = "migrated" if args.write else "would migrate"
+    on_reused = f", {totals.reused} on reused workers" if totals.reused else ""
     tests = (
-        f"{totals.moved} test{'s' if totals.moved != 1 else ''} moved, {totals.left} left in place"
+        f"{totals.moved} test{'s' if totals.moved != 1 else ''} moved{on_reused}, "
+        f"{totals.left} left in place"
     )
     errors = (
         f", {totals.errors} file{'s' if totals.errors != 1 else ''} with errors"

@@ -40,6 +40,12 @@ from distlint.codemods.rewrite import (
     with_blank_leading,
     zero_arg_super,
 )
+from distlint.codemods.reused_workers import (
+    REUSED_WORKERS_BASE,
+    setup_on_ranks,
+    spawn_statements,
+    swapped_bases,
+)
 from distlint.cst_utils import code_of, is_string_statement
 from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
@@ -191,7 +197,7 @@ class Emitter:
 
     def _emit_class(self, cls: FamilyClass) -> list[cst.BaseStatement]:
         mixin_units = cls.units_placed(Placement.MIXIN)
-        if not (cls.has_continuous or mixin_units or cls.removed):
+        if not (cls.has_continuous or mixin_units or cls.removed or cls.reused):
             return [cls.node]
         out: list[cst.BaseStatement] = []
         if mixin_units and cls.mixin_exists:  # migrating again: the members join it
@@ -255,6 +261,16 @@ class Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 continue
+            if unit.kind == "hook" and cls.reused:
+                # It spawned the ranks (and removed the store file): the pool does both now. A
+                # setUp that also sets environment keeps that part: it runs on the ranks.
+                kept_setup = setup_on_ranks(unit.statement)
+                if kept_setup is None:
+                    self._schedule_removal([unit.statement])
+                    continue
+                self._schedule_removal(spawn_statements(unit.statement))
+                kept.append(kept_setup)
+                continue
             if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in (
                 Placement.STAY,
                 Placement.COPY,
@@ -265,18 +281,40 @@ class Emitter:
             kept = [s for s in kept if not _is_noise(s)] or [
                 cst.SimpleStatementLine(body=[cst.Pass()])
             ]
+        node = cls.node
+        bases = list(node.bases)
+        if cls.reused:
+            kept = self._reused_workers_facts(cls, kept)
+            if cls.parent is None:
+                self.uses_base = True
+                bases, replaced = swapped_bases(cls, self._use(REUSED_WORKERS_BASE))
+                self._schedule_removal(replaced)
         if kept:
             kept[0] = strip_blank_leading(kept[0])
-        node = cls.node
         body = (
             node.body.with_changes(body=kept)
             if isinstance(node.body, cst.IndentedBlock)
             else node.body
         )
-        bases = list(node.bases)
         if has_mixin and not cls.mixin_exists:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
+
+    def _reused_workers_facts(
+        self, cls: FamilyClass, kept: list[cst.BaseStatement]
+    ) -> list[cst.BaseStatement]:
+        """A class moving to reused workers declares the environment its setUp gave the ranks
+        (after its docstring and class attributes, as the continuous classes do)."""
+        environment = cls.analysis.environment
+        if not environment or (
+            cls.parent is not None and cls.parent.analysis.environment == environment
+        ):
+            return kept
+        statements = environment_statements(environment, self.options.runtime)
+        at = 0
+        while at < len(kept) and isinstance(kept[at], cst.SimpleStatementLine):
+            at += 1  # the docstring and the attribute lines
+        return [*kept[:at], *statements, *kept[at:]]
 
     def _continuous(
         self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()

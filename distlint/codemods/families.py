@@ -92,6 +92,9 @@ class FamilyClass:
     #: Results.
     has_continuous: bool = False
     removed: bool = False
+    #: The tests it keeps run on reused workers: the family's root derives from ReusedWorkersTest
+    #: instead of its per-test base (:mod:`distlint.codemods.reused_workers`).
+    reused: bool = False
     placement: dict[int, Placement] = field(
         default_factory=dict
     )  # id(unit.statement) -> where it goes
@@ -241,4 +244,4 @@ class MigrationPlan:
 
     @property
     def changes(self) -> bool:
-        return any(c.has_continuous or c.has_mixin or c.removed for c in self.classes)
+        return any(c.has_continuous or c.has_mixin or c.removed or c.reused for c in self.classes)

@@ -30,7 +30,7 @@ class MigrateCache(Cache):
     def __init__(self, directory: Path, options: MigrateOptions) -> None:
         super().__init__(directory)
         self.migrations = self.directory / f"migrate-v{MIGRATE_ENTRY_FORMAT}"
-        self._options = f"{options.runtime}|{options.class_suffix}"
+        self._options = f"{options.runtime}|{options.class_suffix}|{options.reused_workers}"
 
     def key(self, config: Config, path: str, digest: str) -> str:
         return f"{self.settings_key(config)}:{self._options}:{digest}:{path}"
@@ -85,5 +85,6 @@ def _report(path: str, data: dict[str, Any]) -> FileReport:
     for row in data["classes"]:
         row = dict(row)
         row["left"] = [LeftBehind(**left) for left in row["left"]]
+        row["reused"] = [LeftBehind(**entry) for entry in row.get("reused", ())]
         classes.append(ClassReport(**row))
     return FileReport(path, classes, list(data["notes"]))

@@ -149,6 +149,7 @@ def _migrate(
             options.class_suffix,
             _holds(source, options),
             parsed,
+            options.runtime if options.reused_workers else None,
         ).plan()
         plan.report.path = path
         result.report = plan.report

@@ -24,6 +24,9 @@ class MigrateOptions:
     #: ``Class.test`` -> ``(code, text)``: tests that stay although they could move (found by
     #: ``migrate --verify``); reported as left with that reason.
     hold: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: The tests that cannot share a PG run on reused workers with a fresh PG each (the distlint
+    #: runtime's ReusedWorkersTest); False keeps them per test (``--no-reused-workers``).
+    reused_workers: bool = True
 
     def __post_init__(self) -> None:
         if self.runtime not in RUNTIME_MODULES:

@@ -56,6 +56,7 @@ from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, tes
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
 from distlint.codemods.report import Why
+from distlint.codemods.reused_workers import decide_reused_workers
 from distlint.codemods.rewrite import (
     DROP_FINALLY,
     REMOVE,
@@ -80,8 +81,12 @@ class Planner:
         suffix: str,
         hold: Mapping[str, tuple[str, str]] | None = None,
         source: bytes | None = None,
+        runtime: str | None = "distlint",
     ) -> None:
-        """``source``: the bytes the module was parsed from (line numbers for messages)."""
+        """``source``: the bytes the module was parsed from (line numbers for messages);
+        ``runtime``: what the migrated classes run on (reused workers only on distlint's), None
+        when the kept tests stay per test (``--no-reused-workers``)."""
+        self.runtime = runtime
         self.wrapper = wrapper
         self.source = source
         #: ``Class.test`` -> ``(code, text)``: tests to leave in place although they could move
@@ -128,6 +133,8 @@ class Planner:
         self._decide_tests()
         placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
         placer.settle()
+        if self.runtime is not None:
+            decide_reused_workers(self.order, self.runtime, self.hold)
         return MigrationPlan(
             self.module,
             self.order,

@@ -26,6 +26,8 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
             entry.mixin = cls.mixin_name
             entry.mixin_existed = cls.mixin_exists
         entry.removed = cls.removed
+        entry.reused_workers = cls.reused and cls.parent is None
+        entry.notes += cls.notes
         for decision in cls.decisions.values():
             if decision.moved:
                 entry.moved.append(decision.test.name)
@@ -33,6 +35,8 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
                     entry.moved_to[decision.test.name] = cls.variant_name(
                         test_variant(decision.test)
                     )
+            elif cls.reused:
+                entry.reused.append(LeftBehind(decision.test.name, decision.code, decision.text))
             else:
                 entry.left.append(LeftBehind(decision.test.name, decision.code, decision.text))
         for name in cls.unanalysed_tests:
@@ -41,13 +45,12 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
         for written, found in cls.analysis.external_bases:
             for name in found.tests:
                 if name not in own:
-                    entry.left.append(
-                        LeftBehind(
-                            name,
-                            Reason.EXTERNAL_BASE.code,
-                            f"inherited from {written}, defined in another module",
-                        )
+                    inherited = LeftBehind(
+                        name,
+                        Reason.EXTERNAL_BASE.code,
+                        f"inherited from {written}, defined in another module",
                     )
+                    (entry.reused if cls.reused else entry.left).append(inherited)
         for helper, name in _helper_class_tests(cls, module, family):
             entry.left.append(
                 LeftBehind(
@@ -70,7 +73,7 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
                     + ", ".join(code_of(b.value) for b in cls.kept_bases)
                     + " or the runtime's default"
                 )
-        if not (entry.moved or entry.left or entry.inherits_from):
+        if not (entry.moved or entry.reused or entry.left or entry.inherits_from):
             entry.notes.append(_no_tests_note(cls, module, family))
         report.classes.append(entry)
     return report

@@ -72,8 +72,8 @@ class LeftBehind:
     code: str
     text: str
 
-    def line(self) -> str:
-        return f"left   {self.test}  [{self.code}] {self.text}"
+    def line(self, verb: str = "left") -> str:
+        return f"{verb:<6} {self.test}  [{self.code}] {self.text}"
 
 
 @dataclass
@@ -98,10 +98,19 @@ class ClassReport:
     #: The continuous class inherits the tests moved from these classes' continuous classes.
     inherits_from: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The class now derives from ReusedWorkersTest (the family's root does): the tests it kept
+    #: run on reused workers, each with its own PG; ``reused`` says why each could not share one.
+    reused_workers: bool = False
+    reused: list[LeftBehind] = field(default_factory=list)
+
+    @property
+    def kept(self) -> list[LeftBehind]:
+        """Every test that stays in the class, on reused workers or per test, with its reason."""
+        return [*self.reused, *self.left]
 
     @property
     def changed(self) -> bool:
-        return bool(self.continuous or self.mixin or self.removed)
+        return bool(self.continuous or self.mixin or self.removed or self.reused_workers)
 
     def continuous_classes(self) -> list[str]:
         """Every continuous class the tests of this class went to (``continuous`` and ``variants``)."""
@@ -121,6 +130,8 @@ class ClassReport:
             extras.append(f"shared: {'the existing ' if self.mixin_existed else ''}{self.mixin}")
         if self.removed:
             extras.append(f"{self.name} removed: no tests left")
+        if self.reused_workers:
+            extras.append(f"{self.name} on reused workers")
         if extras:
             head += f" ({'; '.join(extras)})"
         out = [f"  {head}"]
@@ -128,6 +139,7 @@ class ClassReport:
             f"    moved  {name}" + (f" -> {self.moved_to[name]}" if name in self.moved_to else "")
             for name in self.moved
         ]
+        out += [f"    {reused.line('reused')}" for reused in self.reused]
         out += [f"    {left.line()}" for left in self.left]
         for base in self.inherits_from:
             out.append(f"    inherits the tests moved from {base}")
@@ -147,14 +159,21 @@ class FileReport:
         return sum(len(c.moved) for c in self.classes)
 
     @property
+    def reused_count(self) -> int:
+        return sum(len(c.reused) for c in self.classes)
+
+    @property
     def left_count(self) -> int:
         return sum(len(c.left) for c in self.classes)
 
     def text(self) -> str:
         if not self.classes:
             return f"{self.path}: no per-test-spawn classes\n"
-        moved, left = self.moved_count, self.left_count
-        lines = [f"{self.path}: {moved} test{'s' if moved != 1 else ''} moved, {left} left"]
+        moved, reused, left = self.moved_count, self.reused_count, self.left_count
+        on_reused = f", {reused} on reused workers" if reused else ""
+        lines = [
+            f"{self.path}: {moved} test{'s' if moved != 1 else ''} moved{on_reused}, {left} left"
+        ]
         for report in self.classes:
             lines += report.lines()
         lines += [f"  note: {note}" for note in self.notes]

@@ -106,6 +106,8 @@ def renamed_classes(result: MigrationResult) -> dict[str, str]:
     """Migrated class name -> the original class its tests came from (local-tensor twins too)."""
     renamed = {new: c.name for c in result.report.classes for new in c.continuous_classes()}
     renamed.update({local_tensor_name(new): local_tensor_name(old) for new, old in renamed.items()})
+    # A class on reused workers keeps its name: its tests moved all the same (to other ranks).
+    renamed.update({c.name: c.name for c in result.report.classes if c.reused})
     return renamed
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from libcst import Module
 
-from distlint.analysis.model import ExecutionModel, TestAnalysis
+from distlint.analysis.model import ClassAnalysis, ExecutionModel, TestAnalysis
 from distlint.analysis.pg import module_analysis
 from distlint.analysis.pg.eligibility import describe_short
+from distlint.analysis.pg.reuse import runs_on_reused_workers
 from distlint.rules.base import Invalid, LintRule, Valid
 
 
@@ -182,12 +183,14 @@ class PerTestProcessGroup(LintRule):
             if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
                 continue
             for test in analysis.pg_tests:
-                self.report(test.creations[0].node, self.message(test))
+                self.report(test.creations[0].node, self.message(test, analysis))
 
     @staticmethod
-    def message(test: TestAnalysis) -> str:
+    def message(test: TestAnalysis, cls: ClassAnalysis) -> str:
         head = f"`{test.name}` creates its own PG {creation_text(test)}"
         if test.eligible:
             return f"{head}; migratable: run `distlint migrate` to move it to a continuous class"
         reasons = "; ".join(describe_short(entry) for entry in test.ineligible)
+        if runs_on_reused_workers(cls, test):
+            return f"{head}; keep its own PG, on reused workers (run `distlint migrate`): {reasons}"
         return f"{head}; keep it per-test: {reasons}"

@@ -187,9 +187,19 @@ class PerTestSpawnClass(LintRule):
         reasons = ", ".join(f"{count} {phrase}" for count, phrase in reason_counts(analysis))
         if stuck == 0:
             return f"{head}; all {total} can move to a continuous class: run `distlint migrate`"
+        # The tests that keep their own PG run on ranks the class spawns once (ReusedWorkersTest).
+        reused = (
+            f"; {'it' if stuck == 1 else 'they'} can run as written on reused workers: run "
+            "`distlint migrate`"
+            if analysis.reused_workers
+            else ""
+        )
         if movable == 0:
-            return f"{head}; none can move to a continuous class: {reasons} (select DL201 for each test)"
+            return (
+                f"{head}; none can move to a continuous class: {reasons} (select DL201 for each "
+                f"test){reused}"
+            )
         return (
             f"{head}; {movable} can move to a continuous class (run `distlint migrate`), "
-            f"{stuck} cannot: {reasons}"
+            f"{stuck} cannot: {reasons}{reused}"
         )

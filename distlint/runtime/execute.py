@@ -196,14 +196,23 @@ class RankSession:
             status, detail = self._run_one(cls, method_name, None)
             return status, detail, rank_state.restore(before)
         file_name = fresh_pg.store_file(self.store_dir, seq)
-        status, detail = self._run_one(cls, method_name, file_name)
+        ranks = fresh_pg.RankBarrier(self.store_dir, self.world_size, seq)
+        status, detail = self._run_one(cls, method_name, file_name, ranks.wait)
         self.reusable = fresh_pg.put_away(file_name)
         restored = rank_state.restore(before)
         return status, detail, tuple(
             line for line in restored if not line.startswith(rank_state.PER_TEST_PG_SETTINGS)
         )
 
-    def _run_one(self, cls: type, method_name: str, file_name: str | None) -> tuple[Status, str]:
+    def _run_one(
+        self,
+        cls: type,
+        method_name: str,
+        file_name: str | None,
+        before_teardown: Any = None,
+    ) -> tuple[Status, str]:
+        """``before_teardown``: called between the body and ``tearDown`` (a fresh-PG rank waits
+        there for its peers, as a per-test ``tearDown`` ran once every rank had exited)."""
         test = cls(method_name)
         test.rank = self.rank
         if file_name is not None:
@@ -221,6 +230,8 @@ class RankSession:
                 getattr(test, method_name)()
             except BaseException as exc:  # noqa: BLE001
                 outcome = classify_exception(exc, failure_exception)
+            if before_teardown is not None:
+                before_teardown()
             try:
                 test.tearDown()
             except BaseException as exc:  # noqa: BLE001

@@ -36,6 +36,9 @@ CONTINUOUS_BASES = frozenset(
         "C10dTorchCommsTestBase",
     }
 )
+#: Bases whose ranks are spawned once per class while each test creates its own PG
+#: (distlint.runtime's): nothing left to move, and their tests own their PG's lifecycle.
+REUSED_WORKERS_BASES = frozenset({"ReusedWorkersTest"})
 #: Backend classes whose constructor creates a PG, and the backend they are.
 BACKEND_CONSTRUCTORS: dict[str, str] = {
     "ProcessGroupNCCL": "nccl",

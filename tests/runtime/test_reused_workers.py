@@ -38,6 +38,7 @@ def test_each_test_creates_its_own_pg_on_ranks_spawned_once(case_log, run_scope)
         "test_e_fails_on_rank1": "fail",
         "test_f_after_a_failure": "pass",
         "test_g_skipped": "skip",
+        "test_h_slow_rank_reads_the_store_after_rank0_is_done": "pass",
     }
     assert "rank 1 fails on purpose" in outcomes["test_e_fails_on_rank1"].message
     # What a test sets before creating its PG is expected of it: put back, not warned about.

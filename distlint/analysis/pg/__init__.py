@@ -46,6 +46,7 @@ from distlint.analysis.pg.execution import (
     world_size_fact,
 )
 from distlint.analysis.pg.references import module_references
+from distlint.analysis.pg.reuse import mark_reused_workers, own_process_need
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
 from distlint.analysis.walk import code_children
 from distlint.config import Config
@@ -83,6 +84,7 @@ def analyze_module(
     per_test = {c.name for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
     analysis.references = module_references(module, per_test, tree)
     add_class_reasons(analysis, table, names, config, external)
+    mark_reused_workers(analysis)
     return analysis
 
 
@@ -178,6 +180,9 @@ def _analyze_per_test(
             teardown=list(scan.teardown) if creations else [],
             self_attributes=tuple(scan.self_attributes),
             helper_teardown=list(scan.helper_teardown) if creations else [],
+            needs_own_process=own_process_need(
+                scan.exits, scan.kills, return_code_checks.get(test.name.value)
+            ),
         )
         analysis.tests.append(result)
         evidence.append(

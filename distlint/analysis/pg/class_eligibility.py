@@ -280,7 +280,7 @@ def _undeclarable_environment(
     chain = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
     setups = [f for f in (class_function(c, "setUp") for c in chain) if f is not None]
     environment, too_late = setup_environment_writes(
-        setups, _is_spawn, lambda statement: _is_super_call(statement, "setUp")
+        setups, is_spawn, lambda statement: _is_super_call(statement, "setUp")
     )
     if too_late is not None:
         return too_late
@@ -511,7 +511,7 @@ def hook_problem(function: cst.FunctionDef) -> str | None:
         if (
             is_string_statement(statement)
             or _is_super_call(statement, name)
-            or _is_spawn(statement)
+            or is_spawn(statement)
         ):
             continue
         if name == "setUp" and declared_assignment(statement) is not None:
@@ -522,6 +522,50 @@ def hook_problem(function: cst.FunctionDef) -> str | None:
             continue
         return f"does more than {'spawn the workers' if name == 'setUp' else 'call super()'}: `{first_line(statement)}`"
     return None
+
+
+def environment_only_setup(function: cst.FunctionDef) -> bool:
+    """A ``setUp`` that, besides ``super().setUp()`` and spawning (last), only writes
+    ``os.environ`` (plainly or under an ``if``), reading nothing of ``self``: run on a rank before
+    the test, it gives that rank the environment a per-test rank inherited from the parent."""
+    if function.name.value != "setUp":
+        return False
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    spawns = [i for i, statement in enumerate(body) if is_spawn(statement)]
+    if spawns != [len(body) - 1]:
+        return False  # what runs after the spawn ran in the parent while the ranks ran
+    return all(
+        is_string_statement(statement) or _is_super_call(statement, "setUp")
+        for statement in body[:-1]
+        if not _writes_environment_only(statement)
+    )
+
+
+def _writes_environment_only(statement: cst.BaseStatement) -> bool:
+    if "self" in _bare_names(statement):
+        return False
+    if isinstance(statement, cst.If):
+        branches: list[cst.BaseStatement] = list(statement.body.body)
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            branches += list(orelse.body.body)
+            orelse = orelse.orelse
+        if isinstance(orelse, cst.Else):
+            branches += list(orelse.body.body)
+        return all(_writes_environment_only(branch) for branch in branches)
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if not targets or not all(_is_environ_item(target) for target in targets):
+            return False
+    return True
+
+
+def _is_environ_item(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Subscript) and code_of(node.value) == "os.environ"
 
 
 def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
@@ -541,7 +585,7 @@ def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
     )
 
 
-def _is_spawn(statement: cst.BaseStatement) -> bool:
+def is_spawn(statement: cst.BaseStatement) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]

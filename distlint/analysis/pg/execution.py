@@ -21,6 +21,7 @@ from distlint.screens.pg_names import (  # noqa: F401 - names the analysis share
     BASE_RUN_PG,
     CONTINUOUS_BASES,
     PER_TEST_BASES,
+    REUSED_WORKERS_BASES,
     SPAWN_METHODS,
     config_names,
 )
@@ -243,6 +244,7 @@ def class_model(
         for wanted, model in (
             (THREADED_BASES, ExecutionModel.THREADED),
             (NOT_TARGET_BASES, ExecutionModel.PLAIN),
+            (REUSED_WORKERS_BASES, ExecutionModel.REUSED_WORKERS),
             (continuous, ExecutionModel.CONTINUOUS),
             (per_test, ExecutionModel.PER_TEST_SPAWN),
         ):

@@ -8,6 +8,7 @@ replaced.
 
 import os
 import sys
+import time
 import unittest
 from datetime import timedelta
 
@@ -31,6 +32,15 @@ class FreshGroupPerTest(ReusedWorkersTest):
     @property
     def world_size(self):
         return 2
+
+    def tearDown(self):
+        # What torch's CommonDistributedDataParallelTest does (per test it ran in the parent,
+        # after every rank had exited): it must not pull the store from under a slower rank.
+        try:
+            os.remove(self.file_name)
+        except OSError:
+            pass
+        super().tearDown()
 
     def _store(self):
         return dist.FileStore(self.file_name, self.world_size)
@@ -86,6 +96,16 @@ class FreshGroupPerTest(ReusedWorkersTest):
         self._fresh()
         dist.init_process_group("gloo", store=self._store(), rank=self.rank, world_size=2)
         dist.barrier()
+
+    def test_h_slow_rank_reads_the_store_after_rank0_is_done(self):
+        self._fresh()
+        store = self._store()
+        store.set_timeout(timedelta(seconds=3))
+        if self.rank == 0:
+            store.set("ready", "1")
+            return
+        time.sleep(0.5)
+        self.assertEqual(store.get("ready"), b"1")
 
     @unittest.skipIf(True, "skipped in the dispatcher, no rank asked")
     def test_g_skipped(self):

@@ -1,0 +1,116 @@
+"""The second target: a per-test class whose kept tests run on reused workers.
+
+After the plan has moved what can share the class's PG, the tests a family keeps (they destroy
+their PG, set PG environment, pass their own timeout...) still spawn processes for every test.
+Where the analysis says the family can (``ClassAnalysis.reused_workers``, the same fact DL201
+reports), the root's per-test base becomes ``distlint.runtime.ReusedWorkersTest`` and the
+``setUp``/``tearDown`` that only spawned and cleaned up go: every kept test keeps its class, its
+id and its body, and runs on ranks spawned once with a PG of its own. torch's classes have no
+such target, so under ``--runtime torch`` the report only says what the distlint runtime would do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import libcst as cst
+
+from distlint.analysis.model import Reason
+from distlint.analysis.pg.class_eligibility import environment_only_setup, hook_problem, is_spawn
+from distlint.analysis.pg.reuse import FRESH_PG_CLASS_REASONS, REUSABLE_BASE
+from distlint.codemods.bases.spec import Target
+from distlint.codemods.families import FamilyClass
+from distlint.torch_names import DISTLINT_RUNTIME
+
+REUSED_WORKERS_BASE = Target(DISTLINT_RUNTIME, "ReusedWorkersTest")
+#: Class refusals that are about the class's one shared PG (the kept tests create their own), or
+#: about a base from another module the class keeps, tests and all (the analysis read it).
+_COMPATIBLE_REFUSALS = frozenset(
+    reason.code for reason in (*FRESH_PG_CLASS_REASONS, Reason.EXTERNAL_BASE)
+)
+
+
+def decide_reused_workers(
+    order: Sequence[FamilyClass], runtime: str, hold: Mapping[str, tuple[str, str]]
+) -> None:
+    """Mark (``FamilyClass.reused``) every class of each family whose kept tests move to reused
+    workers; under another runtime, note on the root what the distlint runtime would do."""
+    for root in order:
+        if root.parent is not None:
+            continue
+        family = [root, *root.descendants()]
+        kept = [
+            f"{cls.name}.{name}"
+            for cls in family
+            if not cls.removed
+            for name in [d.test.name for d in cls.decisions.values() if not d.moved]
+        ]
+        if not kept:
+            continue
+        blocker = root.analysis.reused_workers_blocker
+        if blocker and root.analysis.per_test_base == REUSABLE_BASE:
+            root.notes.append(f"its kept tests stay per test, not on reused workers: {blocker}")
+        if not _can_swap(family, hold):
+            continue
+        if runtime != "distlint":
+            root.notes.append(
+                f"its {len(kept)} kept {'test' if len(kept) == 1 else 'tests'} could run as "
+                "written on reused workers with a fresh PG each (distlint.runtime's "
+                "ReusedWorkersTest), which torch's classes do not offer: use --runtime distlint"
+            )
+            continue
+        for cls in family:
+            cls.reused = True
+
+
+def _can_swap(family: list[FamilyClass], hold: Mapping[str, tuple[str, str]]) -> bool:
+    if not family[0].analysis.reused_workers:
+        return False
+    # A test --verify kept behind (``Class.test`` of any class of the family, inherited tests
+    # included) stays per test, and so does its family.
+    names = {cls.name for cls in family}
+    if any(key.split(".", 1)[0] in names for key in hold):
+        return False
+    for cls in family:
+        if cls.refusal is not None and cls.refusal[0] not in _COMPATIBLE_REFUSALS:
+            return False  # the codemod's own refusal (class body, factory call...): left as it is
+        if cls.unanalysed_tests:
+            return False
+    return True
+
+
+def swapped_bases(cls: FamilyClass, base_name: str) -> tuple[list[cst.Arg], list[cst.CSTNode]]:
+    """The root's bases with its per-test base replaced by ``base_name`` (what
+    ``ReusedWorkersTest`` is bound to), and the replaced expressions (their imports may go)."""
+    bases: list[cst.Arg] = []
+    replaced: list[cst.CSTNode] = []
+    kept = {id(b) for b in cls.kept_bases}
+    for base in cls.node.bases:
+        if id(base) in kept or cls.parent is not None:
+            bases.append(base)
+            continue
+        replaced.append(base.value)
+        bases.append(base.with_changes(value=cst.Name(base_name)))
+    return bases, replaced
+
+
+def spawn_statements(function: cst.BaseStatement) -> list[cst.BaseStatement]:
+    """The ``self._spawn_processes()`` lines of a hook."""
+    if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+        return []
+    return [s for s in function.body.body if is_spawn(s)]
+
+
+def setup_on_ranks(function: cst.BaseStatement) -> cst.FunctionDef | None:
+    """What of a reused class's ``setUp`` stays: the environment it sets (it runs on each rank
+    before the test now), without the spawn; None when it only spawned, or its environment is
+    the class's literal ``worker_env``."""
+    if not isinstance(function, cst.FunctionDef) or hook_problem(function) is None:
+        return None
+    assert environment_only_setup(function)  # the analysis let the family move only then
+    spawns = {id(s) for s in spawn_statements(function)}
+    body = function.body
+    assert isinstance(body, cst.IndentedBlock)
+    return function.with_changes(
+        body=body.with_changes(body=[s for s in body.body if id(s) not in spawns])
+    )
