@@ -1104,6 +1104,23 @@ def test_dl201_migratable_is_what_migrate_moves(case: Path) -> None:
     assert migratable - moved <= mechanical, (
         f"DL201 says migratable but migrate refuses for a test/class reason: {sorted(migratable - moved - mechanical)}"
     )
+    # The second target, from the same analysis: DL201's "on reused workers" is what migrate
+    # runs there (a test DL201 calls migratable and the rewrite refuses runs there too).
+    on_reused = {
+        re.match(r"`(\w+)`", f.message).group(1)
+        for f in findings
+        if f.code == "DL201" and "keep its own PG, on reused workers" in f.message
+    }
+    reused = {entry.test for cls in result.report.classes for entry in cls.reused}
+    assert on_reused <= reused, f"DL201 says reused workers, migrate does not: {on_reused - reused}"
+    assert reused & set(_dl201_tests(findings)) <= on_reused | (migratable & mechanical), sorted(
+        reused - on_reused
+    )
+
+
+def _dl201_tests(findings: list) -> set[str]:
+    """The tests DL201 reports."""
+    return {re.match(r"`(\w+)`", f.message).group(1) for f in findings if f.code == "DL201"}
 
 
 def test_a_base_from_an_unseen_module_is_not_handed_to_a_continuous_class(tmp_path: Path) -> None:

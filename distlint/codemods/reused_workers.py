@@ -17,17 +17,17 @@ import libcst as cst
 
 from distlint.analysis.model import Reason
 from distlint.analysis.pg.class_eligibility import environment_only_setup, hook_problem, is_spawn
-from distlint.analysis.pg.reuse import FRESH_PG_CLASS_REASONS, REUSABLE_BASE
+from distlint.analysis.pg.reuse import REUSABLE_BASE
 from distlint.codemods.bases.spec import Target
 from distlint.codemods.families import FamilyClass
 from distlint.torch_names import DISTLINT_RUNTIME
 
 REUSED_WORKERS_BASE = Target(DISTLINT_RUNTIME, "ReusedWorkersTest")
-#: Class refusals that are about the class's one shared PG (the kept tests create their own), or
-#: about a base from another module the class keeps, tests and all (the analysis read it).
-_COMPATIBLE_REFUSALS = frozenset(
-    reason.code for reason in (*FRESH_PG_CLASS_REASONS, Reason.EXTERNAL_BASE)
-)
+#: A class refusal the analysis gave (its backend, options or timeout as one shared PG's, an
+#: environment-only setUp, a base from another module it read...) is one it weighed when it
+#: called the family fit for reused workers; the codemod's own refusals (class body, factory
+#: call, name taken...) leave the class as it is.
+_COMPATIBLE_REFUSALS = frozenset(reason.code for reason in Reason)
 
 
 def decide_reused_workers(

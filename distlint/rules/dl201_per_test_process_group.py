@@ -40,6 +40,10 @@ class PerTestProcessGroup(LintRule):
     `setUp` that does more than spawn the workers, a subclass that cannot move, other code of
     the module naming the class, ...). "Migratable" is exactly what `distlint migrate` moves
     with the distlint runtime, unless the rewrite itself cannot be made (its report says why).
+    A test that must keep its own PG, in a `MultiProcessTestCase` class whose tests all run
+    in any process (none exits, kills a rank or has its exit code checked), says "keep its own
+    PG, on reused workers": `distlint migrate` moves its class to the distlint runtime's
+    `ReusedWorkersTest`, ranks spawned once and a fresh PG for every test, its body unchanged.
 
     Off by default: DL202 reports the same facts once per class, and DL201 repeats them
     per test (dozens of findings on a file like PyTorch's `test_c10d_gloo.py`, most of

@@ -81,10 +81,13 @@ class FreshGroupPerTest(ReusedWorkersTest):
 
     def test_d_expects_its_collective_to_time_out(self):
         self._fresh()
-        pg = dist.ProcessGroupGloo(self._store(), self.rank, 2, timedelta(seconds=1))
+        # A long timeout to connect (a loaded machine), a short one for the collective.
+        pg = dist.ProcessGroupGloo(self._store(), self.rank, 2, timedelta(seconds=30))
         if self.rank == 0:
+            opts = dist.AllreduceOptions()
+            opts.timeout = timedelta(seconds=1)
             with self.assertRaisesRegex(RuntimeError, "[Tt]imed out|[Tt]imeout"):
-                pg.allreduce([torch.ones(1)]).wait()
+                pg.allreduce([torch.ones(1)], opts).wait()
 
     def test_e_fails_on_rank1(self):
         self._fresh()
