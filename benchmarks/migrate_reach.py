@@ -35,8 +35,9 @@ _DL201_TEST = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`")
 _MOVED_TO_REUSED = "reused workers"
 
 
-def dl201_tests(paths: list[Path]) -> tuple[collections.Counter, int]:
-    """(path, test) -> number of DL201 findings, and how many say "migratable"."""
+def dl201_tests(paths: list[Path]) -> tuple[collections.Counter, int, int]:
+    """(path, test) -> number of DL201 findings, how many say "migratable", and how many say the
+    test keeps its own PG on reused workers."""
     proc = subprocess.run(
         [sys.executable, "-m", "distlint", "check", "--no-cache", "--select", "DL201"]
         + ["--format", "json", *map(str, paths)],
@@ -47,17 +48,18 @@ def dl201_tests(paths: list[Path]) -> tuple[collections.Counter, int]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"distlint check failed ({proc.returncode}):\n{proc.stderr}")
     tests: collections.Counter = collections.Counter()
-    migratable = 0
+    migratable = on_reused = 0
     for finding in json.loads(proc.stdout or "[]"):
         match = _DL201_TEST.match(finding["message"])
         if match:
             tests[(finding["path"], match.group(1))] += 1
             migratable += "migratable" in finding["message"]
-    return tests, migratable
+            on_reused += "on reused workers" in finding["message"]
+    return tests, migratable, on_reused
 
 
 def reach(paths: list[Path], runtime: str) -> dict:
-    reported, migratable = dl201_tests(paths)
+    reported, migratable, on_reused = dl201_tests(paths)
     tree = migrate_tree(
         TreeOptions(
             paths=[str(p) for p in paths], migrate=MigrateOptions(runtime=runtime), use_cache=False
@@ -89,6 +91,7 @@ def reach(paths: list[Path], runtime: str) -> dict:
         "runtime": runtime,
         "dl201_tests": total,
         "dl201_migratable": migratable,
+        "dl201_on_reused_workers": on_reused,
         "moved": dict(moved),
         "moved_total": sum(moved.values()),
         "left_by_reason": dict(left.most_common()),
@@ -109,14 +112,22 @@ def main() -> None:
     figures = reach(paths, args.runtime)
     total, moved = figures["dl201_tests"], figures["moved_total"]
     print(f"{figures['files']} files, runtime {args.runtime}")
-    print(f"DL201 tests: {total} ({figures['dl201_migratable']} called migratable)")
+    print(
+        f"DL201 tests: {total} ({figures['dl201_migratable']} called migratable, "
+        f"{figures['dl201_on_reused_workers']} on reused workers)"
+    )
     share = f"{100 * moved / total:.1f}%" if total else "-"
-    print(f"moved: {moved} ({share}): " + ", ".join(f"{k} {v}" for k, v in figures["moved"].items()))
+    print(
+        f"moved: {moved} ({share}): " + ", ".join(f"{k} {v}" for k, v in figures["moved"].items())
+    )
     print("left (DL201 tests), by reason:")
     for code, count in figures["left_by_reason"].items():
         print(f"  {code:<28} {count:>5}")
     if figures["left_not_dl201"]:
-        print("left, not DL201 tests: " + ", ".join(f"{k} {v}" for k, v in figures["left_not_dl201"].items()))
+        print(
+            "left, not DL201 tests: "
+            + ", ".join(f"{k} {v}" for k, v in figures["left_not_dl201"].items())
+        )
     if figures["reused_not_dl201"]:
         print(
             "on reused workers, not DL201 tests: "

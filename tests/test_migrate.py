@@ -22,7 +22,6 @@ import libcst as cst
 import pytest
 from conftest import EXTERNAL_BASE_SOURCE
 
-from distlint.codemods.factories import local_tensor_name
 from distlint.codemods.layout import LINE_LENGTH
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.config import Config
@@ -1463,7 +1462,9 @@ def test_an_existing_class_that_cannot_take_the_tests_says_why_in_check_and_migr
     findings = lint_source(refusals.read_bytes(), _relative(refusals), Config(select=("DL202",)))
     [barrier] = [f for f in findings.findings if f.message.startswith("`BarrierTest`")]
     assert "none can move" in barrier.message
-    assert barrier.message.endswith("it can run as written on reused workers: run `distlint migrate`")
+    assert barrier.message.endswith(
+        "it can run as written on reused workers: run `distlint migrate`"
+    )
 
 
 @pytest.mark.parametrize(
@@ -1504,7 +1505,9 @@ def test_an_existing_class_that_cannot_take_the_tests_keeps_them(existing: str, 
     assert "keep its own PG, on reused workers" in finding.message and why in finding.message
     # With another --class-suffix the name is free: the tests move to a new class.
     other = migrate_source(
-        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared", reused_workers=False)
+        source.encode(),
+        "test_inline.py",
+        options=MigrateOptions(class_suffix="Shared", reused_workers=False),
     )
     assert other.report.classes[0].moved == ["test_all_reduce"]
 
@@ -1527,7 +1530,9 @@ def test_another_class_suffix_asks_the_same_question() -> None:
         4,
     )
     result = migrate_source(
-        source.encode(), "test_inline.py", options=MigrateOptions(class_suffix="Shared", reused_workers=False)
+        source.encode(),
+        "test_inline.py",
+        options=MigrateOptions(class_suffix="Shared", reused_workers=False),
     )
     assert not result.changed
     [left] = result.report.classes[0].kept

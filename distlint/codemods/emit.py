@@ -31,6 +31,12 @@ from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.layout import INDENT, LINE_LENGTH, class_header_layout, import_layout
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.options import RUNTIME_MODULES, MigrateOptions
+from distlint.codemods.reused_workers import (
+    REUSED_WORKERS_BASE,
+    setup_on_ranks,
+    spawn_statements,
+    swapped_bases,
+)
 from distlint.codemods.rewrite import (
     DROP_FINALLY,
     REMOVE,
@@ -39,12 +45,6 @@ from distlint.codemods.rewrite import (
     to_classmethod,
     with_blank_leading,
     zero_arg_super,
-)
-from distlint.codemods.reused_workers import (
-    REUSED_WORKERS_BASE,
-    setup_on_ranks,
-    spawn_statements,
-    swapped_bases,
 )
 from distlint.cst_utils import code_of, is_string_statement
 from distlint.import_usage import ImportUsage

@@ -96,7 +96,9 @@ def swapped_bases(cls: FamilyClass, base_name: str) -> tuple[list[cst.Arg], list
 
 def spawn_statements(function: cst.BaseStatement) -> list[cst.BaseStatement]:
     """The ``self._spawn_processes()`` lines of a hook."""
-    if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+    if not isinstance(function, cst.FunctionDef) or not isinstance(
+        function.body, cst.IndentedBlock
+    ):
         return []
     return [s for s in function.body.body if is_spawn(s)]
 

@@ -200,8 +200,12 @@ class RankSession:
         status, detail = self._run_one(cls, method_name, file_name, ranks.wait)
         self.reusable = fresh_pg.put_away(file_name)
         restored = rank_state.restore(before)
-        return status, detail, tuple(
-            line for line in restored if not line.startswith(rank_state.PER_TEST_PG_SETTINGS)
+        return (
+            status,
+            detail,
+            tuple(
+                line for line in restored if not line.startswith(rank_state.PER_TEST_PG_SETTINGS)
+            ),
         )
 
     def _run_one(

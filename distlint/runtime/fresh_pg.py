@@ -11,6 +11,7 @@ whose groups could not be destroyed is replaced before the next test.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def store_file(store_dir: str, seq: int) -> str:
@@ -50,7 +51,7 @@ class RankBarrier:
 _stores: dict = {}
 
 
-def _ranks_store(path: str, world_size: int):  # noqa: ANN202 - a torch FileStore
+def _ranks_store(path: str, world_size: int) -> Any:
     """One FileStore per pool directory for the life of the rank."""
     store = _stores.get(path)
     if store is None:

@@ -187,7 +187,9 @@ def plan_for_class(cls: type, world_size: int | None = None) -> ClassPlan:
 
     if is_fresh_pg(cls):
         return ClassPlan(
-            config=_fresh_pg_config(cls, declared, test_timeout), skip=None, test_timeout_s=test_timeout
+            config=_fresh_pg_config(cls, declared, test_timeout),
+            skip=None,
+            test_timeout_s=test_timeout,
         )
 
     if requested is None:

@@ -508,11 +508,7 @@ def hook_problem(function: cst.FunctionDef) -> str | None:
         return "is overridden"
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
-        if (
-            is_string_statement(statement)
-            or _is_super_call(statement, name)
-            or is_spawn(statement)
-        ):
+        if is_string_statement(statement) or _is_super_call(statement, name) or is_spawn(statement):
             continue
         if name == "setUp" and declared_assignment(statement) is not None:
             continue  # environment the ranks start with: a continuous class declares it
@@ -545,14 +541,18 @@ def _writes_environment_only(statement: cst.BaseStatement) -> bool:
     if "self" in _bare_names(statement):
         return False
     if isinstance(statement, cst.If):
-        branches: list[cst.BaseStatement] = list(statement.body.body)
+        blocks: list[cst.BaseSuite] = [statement.body]
         orelse = statement.orelse
         while isinstance(orelse, cst.If):
-            branches += list(orelse.body.body)
+            blocks.append(orelse.body)
             orelse = orelse.orelse
         if isinstance(orelse, cst.Else):
-            branches += list(orelse.body.body)
-        return all(_writes_environment_only(branch) for branch in branches)
+            blocks.append(orelse.body)
+        return all(
+            isinstance(block, cst.IndentedBlock)
+            and all(_writes_environment_only(branch) for branch in block.body)
+            for block in blocks
+        )
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
