@@ -86,12 +86,40 @@ def own_process_need(
     exits: Iterable[Event], kills: Iterable[Event], return_code_check: str | None
 ) -> str:
     """Why a test needs a process of its own (empty: it does not): it exits, kills a process,
-    or its class checks its exit code."""
+    or its class checks its exit code. (A thread it starts is looked for only in the families
+    that could move: :func:`_thread_start`.)"""
     for event in [*exits, *kills]:
         return event.what
     if return_code_check:
         return f"listed in {return_code_check}"
     return ""
+
+
+def _thread_start(test: cst.FunctionDef) -> str:
+    """A thread the test starts: left running (say on a collective that never completes), its
+    process's exit ends it, and on a reused rank nothing does."""
+    found: list[str] = []
+
+    class _Threads(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            )
+            if name in _THREAD_STARTERS and not found:
+                found.append(f"{name}(...)")
+
+    test.visit(_Threads())
+    return found[0] if found else ""
+
+
+def _thread_need(test: cst.FunctionDef) -> str:
+    thread = _thread_start(test)
+    return f"starts a thread ({thread})" if thread else ""
+
+
+#: Calls that start a thread of the test's own.
+_THREAD_STARTERS = frozenset({"Thread", "ThreadPoolExecutor", "start_new_thread"})
 
 
 def mark_reused_workers(analysis: ModuleAnalysis) -> None:
@@ -134,7 +162,7 @@ def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis]) -> str:
             if entry.root not in _ALLOWED:
                 return f"{cls.name}: {entry.describe()}"
         for test in cls.tests:
-            need = test.needs_own_process
+            need = test.needs_own_process or _thread_need(test.node)
             if need:
                 return f"{cls.name}.{test.name} needs a process of its own ({need})"
             for entry in test.ineligible:
