@@ -536,7 +536,9 @@ def test_a_result_that_read_another_module_is_rechecked_when_that_module_changes
     with_tests = check(options)
     assert not _external_from_cache(with_tests)
     [message] = _dl201(with_tests)
-    assert "keep it per-test" in message and "(SharedChecks defines 1 test: test_shared)" in message
+    # Read now, and fit to move with the class to reused workers (it needs no process of its own).
+    assert "keep its own PG, on reused workers" in message
+    assert "(SharedChecks defines 1 test: test_shared)" in message
 
     shutil.rmtree(tmp_path / "cache" / f"v{ENTRY_FORMAT}")  # only the stat index can answer now
     again = check(options)  # nothing changed: answered from the cache, by stat alone

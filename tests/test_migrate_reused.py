@@ -26,15 +26,23 @@ from torch.testing._internal.common_utils import run_tests
 
 """
 
-SPAWN = """
-    def setUp(self):
-        super().setUp()
-        self._spawn_processes()
+#: A line ``# spawn per test`` in a class body stands for torch's per-test ``setUp``.
+SPAWN = """\
+def setUp(self):
+    super().setUp()
+    self._spawn_processes()
 """
 
 
 def _file(body: str) -> bytes:
-    return (HEADER + textwrap.dedent(body)).encode()
+    lines = []
+    for line in textwrap.dedent(body).splitlines(keepends=True):
+        if line.strip() == "# spawn per test":
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += [indent + setup_line for setup_line in SPAWN.splitlines(keepends=True)]
+        else:
+            lines.append(line)
+    return (HEADER + "".join(lines)).encode()
 
 
 def _dl201(source: bytes, path: str = "test_inline.py") -> dict[str, str]:
@@ -48,9 +56,7 @@ def test_a_test_that_destroys_its_pg_moves_its_class_and_keeps_its_body() -> Non
         class GlooTest(MultiProcessTestCase):
             world_size = 2
 
-            def setUp(self):
-                super().setUp()
-                self._spawn_processes()
+            # spawn per test
 
             def test_reinit(self):
                 store = dist.FileStore(self.file_name, self.world_size)
@@ -135,9 +141,7 @@ def test_a_test_that_needs_its_own_process_keeps_its_whole_family_per_test() -> 
         class GlooTest(MultiProcessTestCase):
             world_size = 2
 
-            def setUp(self):
-                super().setUp()
-                self._spawn_processes()
+            # spawn per test
 
             def test_abort(self):
                 store = dist.FileStore(self.file_name, self.world_size)
@@ -201,9 +205,7 @@ def test_a_base_from_another_module_moves_with_its_tests_once_read(tmp_path: Pat
         class DdpTest(SharedChecks, MultiProcessTestCase):
             world_size = 2
 
-            def setUp(self):
-                super().setUp()
-                self._spawn_processes()
+            # spawn per test
 
             def _run_sum(self):
                 store = dist.FileStore(self.file_name, self.world_size)

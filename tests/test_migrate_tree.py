@@ -20,7 +20,7 @@ FILES = (
     "common_gloo_bases.py",
     "test_external_base.py",
     "test_gloo_helper_pg.py",
-    "test_refusals.py",
+    "test_needs_own_process.py",
 )
 
 

@@ -155,7 +155,8 @@ class PerTestProcessGroup(LintRule):
             line=12,
             column=9,
         ),
-        # Through a same-class helper, with an aliased import; NCCL environment makes it stay.
+        # Through a same-class helper, with an aliased import; NCCL environment keeps its own PG,
+        # which its class's reused workers give it.
         Invalid(
             """
             import os
@@ -175,9 +176,30 @@ class PerTestProcessGroup(LintRule):
                     os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"
                     self._init_process()
             """,
-            expected_message="via self._init_process -> init_process_group; keep it per-test: "
-            "sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
+            expected_message="via self._init_process -> init_process_group; keep its own PG, on "
+            "reused workers (run `distlint migrate`): sets PG environment (TORCH_NCCL_BLOCKING_WAIT)",
             line=17,
+            column=9,
+        ),
+        # A test that exits needs a process of its own: its class stays per test.
+        Invalid(
+            """
+            import sys
+            import torch.distributed as dist
+            from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+            class TestExit(MultiProcessTestCase):
+                def setUp(self):
+                    super().setUp()
+                    self._spawn_processes()
+
+                def test_exit(self):
+                    store = dist.FileStore(self.file_name, self.world_size)
+                    dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+                    sys.exit(0)
+            """,
+            expected_message="with init_process_group; keep it per-test: expects failure (sys.exit())",
+            line=13,
             column=9,
         ),
     ]
