@@ -79,3 +79,20 @@ def test_a_group_that_cannot_be_destroyed_replaces_the_ranks_but_keeps_the_verdi
     )
     assert (kept.verdict.value, kept.pool_reusable) == ("pass", True)
     assert (replaced.verdict.value, replaced.pool_reusable) == ("pass", False)
+
+
+def test_under_torchrun_the_class_is_skipped_and_says_why(monkeypatch):
+    """A torchrun job has one PG for its whole life: a fresh PG per test cannot be given there."""
+    import unittest
+
+    from distlint.runtime import reused_workers
+    from distlint.runtime.role import Role
+
+    monkeypatch.setattr(reused_workers, "current_role", lambda: Role.INLINE)
+    try:
+        case.FreshGroupPerTest.setUpClass()
+    except unittest.SkipTest as skip:
+        assert "creates a process group per test on reused ranks" in str(skip)
+        assert "torchrun" in str(skip)
+    else:
+        raise AssertionError("setUpClass ran under torchrun")
