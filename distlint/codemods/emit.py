@@ -28,11 +28,18 @@ from distlint.codemods.bases.spec import Target, class_statements
 from distlint.codemods.existing import ExistingClass, extended, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
-from distlint.codemods.layout import INDENT, LINE_LENGTH, class_header_layout, import_layout
+from distlint.codemods.layout import (
+    INDENT,
+    LINE_LENGTH,
+    class_header_layout,
+    import_layout,
+    pep8_spaced,
+)
 from distlint.codemods.main_block_runner import finish_runner, point_runner_at_placeholder
 from distlint.codemods.options import RUNTIME_MODULES, MigrateOptions
 from distlint.codemods.reused_workers import (
     REUSED_WORKERS_BASE,
+    declare_environment,
     setup_on_ranks,
     spawn_statements,
     swapped_bases,
@@ -43,10 +50,9 @@ from distlint.codemods.rewrite import (
     constant_property_as_attribute,
     strip_blank_leading,
     to_classmethod,
-    with_blank_leading,
     zero_arg_super,
 )
-from distlint.cst_utils import code_of, is_string_statement
+from distlint.cst_utils import code_of
 from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
@@ -250,7 +256,7 @@ class Emitter:
         statements = [docstring] + [self._unit_statement(cls, u) for u in units]
         return cst.ClassDef(
             name=cst.Name(cls.mixin_name),
-            body=cst.IndentedBlock(body=_spaced(statements)),
+            body=cst.IndentedBlock(body=pep8_spaced(statements)),
             leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
         )
 
@@ -284,7 +290,7 @@ class Emitter:
         node = cls.node
         bases = list(node.bases)
         if cls.reused:
-            kept = self._reused_workers_facts(cls, kept)
+            kept = declare_environment(cls, kept, self.options.runtime)
             if cls.parent is None:
                 self.uses_base = True
                 bases, replaced = swapped_bases(cls, self._use(REUSED_WORKERS_BASE))
@@ -299,22 +305,6 @@ class Emitter:
         if has_mixin and not cls.mixin_exists:
             bases.insert(0, cst.Arg(cst.Name(cls.mixin_name)))
         return node.with_changes(body=body, bases=bases)
-
-    def _reused_workers_facts(
-        self, cls: FamilyClass, kept: list[cst.BaseStatement]
-    ) -> list[cst.BaseStatement]:
-        """A class moving to reused workers declares the environment its setUp gave the ranks
-        (after its docstring and class attributes, as the continuous classes do)."""
-        environment = cls.analysis.environment
-        if not environment or (
-            cls.parent is not None and cls.parent.analysis.environment == environment
-        ):
-            return kept
-        statements = environment_statements(environment, self.options.runtime)
-        at = 0
-        while at < len(kept) and isinstance(kept[at], cst.SimpleStatementLine):
-            at += 1  # the docstring and the attribute lines
-        return [*kept[:at], *statements, *kept[at:]]
 
     def _continuous(
         self, cls: FamilyClass, has_mixin: bool, variant: OptionsVariant = ()
@@ -355,7 +345,7 @@ class Emitter:
                 statements.append(self._unit_statement(cls, unit))
         node = cls.node
         body = cst.IndentedBlock(
-            body=_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]
+            body=pep8_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]
         )
         leading = (
             node.leading_lines
@@ -600,23 +590,3 @@ def _is_noise(statement: cst.BaseStatement) -> bool:
         isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
         for s in statement.body
     )
-
-
-def _spaced(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-    """A class body's statements with PEP 8 spacing: none before the first, one around methods."""
-    out: list[cst.BaseStatement] = []
-    for index, statement in enumerate(statements):
-        if index == 0:
-            out.append(strip_blank_leading(statement))
-            continue
-        previous = statements[index - 1]
-        compound = (cst.FunctionDef, cst.ClassDef)
-        if (
-            isinstance(statement, compound)
-            or isinstance(previous, compound)
-            or is_string_statement(previous)
-        ):
-            out.append(with_blank_leading(statement))
-        else:
-            out.append(statement)
-    return out

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from distlint.cst_utils import code_of
+from distlint.codemods.rewrite import strip_blank_leading, with_blank_leading
+from distlint.cst_utils import code_of, is_string_statement
 
 #: black's default line length (PyTorch's formatter uses it).
 LINE_LENGTH = 88
@@ -216,3 +217,23 @@ def call_layout(prefix: str, call: cst.Call, exploded: bool) -> cst.Call:
         whitespace_before_args=_broken(INDENT),
         args=[_broken_arg(a, i == len(args) - 1) for i, a in enumerate(args)],
     )
+
+
+def pep8_spaced(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A class body's statements with PEP 8 spacing: none before the first, one around methods."""
+    out: list[cst.BaseStatement] = []
+    for index, statement in enumerate(statements):
+        if index == 0:
+            out.append(strip_blank_leading(statement))
+            continue
+        previous = statements[index - 1]
+        compound = (cst.FunctionDef, cst.ClassDef)
+        if (
+            isinstance(statement, compound)
+            or isinstance(previous, compound)
+            or is_string_statement(previous)
+        ):
+            out.append(with_blank_leading(statement))
+        else:
+            out.append(statement)
+    return out

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from distlint.analysis.model import Reason
-from distlint.analysis.pg.class_eligibility import environment_only_setup, hook_problem, is_spawn
-from distlint.analysis.pg.reuse import REUSABLE_BASE
+from distlint.analysis.pg.class_eligibility import hook_problem, is_spawn
+from distlint.analysis.pg.reuse import REUSABLE_BASE, environment_only_setup
+from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target
 from distlint.codemods.families import FamilyClass
 from distlint.torch_names import DISTLINT_RUNTIME
@@ -116,3 +117,20 @@ def setup_on_ranks(function: cst.BaseStatement) -> cst.FunctionDef | None:
     return function.with_changes(
         body=body.with_changes(body=[s for s in body.body if id(s) not in spawns])
     )
+
+
+def declare_environment(
+    cls: FamilyClass, kept: list[cst.BaseStatement], runtime: str
+) -> list[cst.BaseStatement]:
+    """A class moving to reused workers declares the literal environment its setUp gave the
+    ranks (``worker_env``; after its docstring and class attribute lines, as a continuous class
+    does), unless its same-file base declares the same."""
+    environment = cls.analysis.environment
+    if not environment or (
+        cls.parent is not None and cls.parent.analysis.environment == environment
+    ):
+        return kept
+    at = 0
+    while at < len(kept) and isinstance(kept[at], cst.SimpleStatementLine):
+        at += 1
+    return [*kept[:at], *environment_statements(environment, runtime), *kept[at:]]

@@ -280,7 +280,7 @@ def _undeclarable_environment(
     chain = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
     setups = [f for f in (class_function(c, "setUp") for c in chain) if f is not None]
     environment, too_late = setup_environment_writes(
-        setups, is_spawn, lambda statement: _is_super_call(statement, "setUp")
+        setups, is_spawn, lambda statement: is_super_call(statement, "setUp")
     )
     if too_late is not None:
         return too_late
@@ -372,7 +372,7 @@ def _fact_reasons(
         problem = _opts_problem(cls, table, names)
         if problem is not None:
             reasons.append(Ineligibility(Reason.CLASS_OPTIONS, node, problem))
-    if cls.timeout is not None and "self" in _bare_names(cls.timeout):
+    if cls.timeout is not None and "self" in bare_names(cls.timeout):
         reasons.append(
             Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self")
         )
@@ -487,7 +487,7 @@ def _self_reads(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def _bare_names(node: cst.CSTNode) -> set[str]:
+def bare_names(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
 
     class _Names(cst.CSTVisitor):
@@ -508,7 +508,7 @@ def hook_problem(function: cst.FunctionDef) -> str | None:
         return "is overridden"
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for statement in body:
-        if is_string_statement(statement) or _is_super_call(statement, name) or is_spawn(statement):
+        if is_string_statement(statement) or is_super_call(statement, name) or is_spawn(statement):
             continue
         if name == "setUp" and declared_assignment(statement) is not None:
             continue  # environment the ranks start with: a continuous class declares it
@@ -520,55 +520,7 @@ def hook_problem(function: cst.FunctionDef) -> str | None:
     return None
 
 
-def environment_only_setup(function: cst.FunctionDef) -> bool:
-    """A ``setUp`` that, besides ``super().setUp()`` and spawning (last), only writes
-    ``os.environ`` (plainly or under an ``if``), reading nothing of ``self``: run on a rank before
-    the test, it gives that rank the environment a per-test rank inherited from the parent."""
-    if function.name.value != "setUp":
-        return False
-    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    spawns = [i for i, statement in enumerate(body) if is_spawn(statement)]
-    if spawns != [len(body) - 1]:
-        return False  # what runs after the spawn ran in the parent while the ranks ran
-    return all(
-        is_string_statement(statement) or _is_super_call(statement, "setUp")
-        for statement in body[:-1]
-        if not _writes_environment_only(statement)
-    )
-
-
-def _writes_environment_only(statement: cst.BaseStatement) -> bool:
-    if "self" in _bare_names(statement):
-        return False
-    if isinstance(statement, cst.If):
-        blocks: list[cst.BaseSuite] = [statement.body]
-        orelse = statement.orelse
-        while isinstance(orelse, cst.If):
-            blocks.append(orelse.body)
-            orelse = orelse.orelse
-        if isinstance(orelse, cst.Else):
-            blocks.append(orelse.body)
-        return all(
-            isinstance(block, cst.IndentedBlock)
-            and all(_writes_environment_only(branch) for branch in block.body)
-            for block in blocks
-        )
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Pass):
-            continue
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
-        if not targets or not all(_is_environ_item(target) for target in targets):
-            return False
-    return True
-
-
-def _is_environ_item(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Subscript) and code_of(node.value) == "os.environ"
-
-
-def _is_super_call(statement: cst.BaseStatement, method: str) -> bool:
+def is_super_call(statement: cst.BaseStatement, method: str) -> bool:
     """``super().setUp()``, ``super(X, self).setUp()``, ``return super().tearDown()``."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False

@@ -30,9 +30,15 @@ from distlint.analysis.model import (
     Reason,
     TestAnalysis,
 )
-from distlint.analysis.pg.class_eligibility import environment_only_setup, hook_problem
+from distlint.analysis.pg.class_eligibility import (
+    bare_names,
+    hook_problem,
+    is_spawn,
+    is_super_call,
+)
 from distlint.analysis.pg.events import Event
 from distlint.analysis.pg.execution import class_function
+from distlint.cst_utils import code_of, is_string_statement
 
 #: The per-test base whose class becomes a ReusedWorkersTest (the others build the PG themselves).
 REUSABLE_BASE = "MultiProcessTestCase"
@@ -186,6 +192,54 @@ def _setup_runs_on_ranks(cls: ClassAnalysis) -> bool:
         and environment_only_setup(setup)
         and (teardown is None or hook_problem(teardown) is None)
     )
+
+
+def environment_only_setup(function: cst.FunctionDef) -> bool:
+    """A ``setUp`` that, besides ``super().setUp()`` and spawning (last), only writes
+    ``os.environ`` (plainly or under an ``if``), reading nothing of ``self``: run on a rank before
+    the test, it gives that rank the environment a per-test rank inherited from the parent."""
+    if function.name.value != "setUp":
+        return False
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    spawns = [i for i, statement in enumerate(body) if is_spawn(statement)]
+    if spawns != [len(body) - 1]:
+        return False  # what runs after the spawn ran in the parent while the ranks ran
+    return all(
+        is_string_statement(statement) or is_super_call(statement, "setUp")
+        for statement in body[:-1]
+        if not _writes_environment_only(statement)
+    )
+
+
+def _writes_environment_only(statement: cst.BaseStatement) -> bool:
+    if "self" in bare_names(statement):
+        return False
+    if isinstance(statement, cst.If):
+        blocks: list[cst.BaseSuite] = [statement.body]
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            blocks.append(orelse.body)
+            orelse = orelse.orelse
+        if isinstance(orelse, cst.Else):
+            blocks.append(orelse.body)
+        return all(
+            isinstance(block, cst.IndentedBlock)
+            and all(_writes_environment_only(branch) for branch in block.body)
+            for block in blocks
+        )
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if not targets or not all(_is_environ_item(target) for target in targets):
+            return False
+    return True
+
+
+def _is_environ_item(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Subscript) and code_of(node.value) == "os.environ"
 
 
 def _external_blocker(cls: ClassAnalysis) -> str:
