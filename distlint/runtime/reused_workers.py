@@ -31,6 +31,7 @@ from datetime import timedelta
 from typing import ClassVar
 
 from .continuous import MultiProcContinuousTest
+from .resolve import DEFAULT_FRESH_PG_WORLD_SIZE
 from .role import Role, current_role
 
 
@@ -40,7 +41,7 @@ class ReusedWorkersTest(MultiProcContinuousTest):
     # How resolve.py recognises this class without importing it (markers.FRESH_PG_ATTR).
     _distlint_fresh_pg: ClassVar[bool] = True
     #: torch's MultiProcessTestCase default (DEFAULT_WORLD_SIZE) when the class sets none.
-    world_size: int = 4
+    world_size: int = DEFAULT_FRESH_PG_WORLD_SIZE
     #: torch's per-test default (common_distributed's TIMEOUT_DEFAULT); $DISTLINT_TEST_TIMEOUT overrides.
     timeout: timedelta = timedelta(seconds=300)
     #: The test's store file on a rank (set before ``setUp``), as torch's per-test ranks get it.
