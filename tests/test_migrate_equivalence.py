@@ -40,11 +40,7 @@ pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "migrate"
-#: test_gloo_fresh_pg.py is left out: one of its tests hangs now and then in a full-suite run, on
-#: the original (per-test) side as on the migrated one, never when run alone (not explained yet).
-GLOO_FIXTURES = sorted(
-    p for p in FIXTURES.glob("test_gloo_*.py") if p.name != "test_gloo_fresh_pg.py"
-)
+GLOO_FIXTURES = sorted(FIXTURES.glob("test_gloo_*.py"))
 RUNTIMES = ("distlint", "torch")
 #: Fixtures also run on torch's continuous class (``--runtime torch``), in the default run: the
 #: subclass/environment structure torch's class needs (a tests mixin, the environment set around
@@ -64,12 +60,6 @@ TORCH_RUNTIME_FIXTURES += ("test_gloo_dtensor_ops.py", "test_gloo_dtensor_world_
 #: Fixtures whose every test needs an accelerator per rank (FSDPTest's world size): on a CPU
 #: machine the proof is that the same tests skip, on both sides, through the skip registry.
 NEEDS_ACCELERATORS = ("test_gloo_fsdp_style.py",)
-#: Fixtures whose ``--runtime distlint`` migration runs as a process of its own (``python FILE``)
-#: rather than in the batch of the others. test_gloo_fresh_pg.py: in the batch, right after its
-#: reused-workers tests, its continuous class's first test twice did not finish in a full-suite
-#: CI run (never alone, never in a batch run by hand; not explained yet). Its own process keeps
-#: the proof, and the batch still has reused-workers classes (c10d_shaped, init_pg, migrate_again).
-OWN_PROCESS = ("test_gloo_fresh_pg.py",)
 #: A hang guard only: a whole file takes well under a minute.
 RUN_TIMEOUT_S = 300
 PARALLEL_RUNS = 2
@@ -172,7 +162,7 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
             assert result.error is None and result.changed, (
                 f"{fixture.name} ({runtime}) must migrate"
             )
-            if runtime in batches and fixture.name not in OWN_PROCESS:
+            if runtime in batches:
                 directory = batches[runtime]
             else:
                 directory = base / fixture.stem / runtime
