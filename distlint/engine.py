@@ -16,6 +16,7 @@ atomic rename), so a file is never half-written.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -222,6 +223,24 @@ TaskT = TypeVar("TaskT")
 ResultT = TypeVar("ResultT")
 
 
+def without_collector(work: Callable[[TaskT], ResultT], task: TaskT) -> ResultT:
+    """``work(task)`` with Python's cyclic garbage collector paused.
+
+    A large file's libcst tree is a million live objects, and the collector's full passes,
+    triggered again and again while the tree is built, walk all of them: a quarter of the
+    CPU of linting PyTorch's 295 KB ``test_c10d_nccl.py``. The tree and what the analysis
+    builds on it are freed by reference counting when the file is done; the few cycles a file
+    leaves are collected once the collector runs again, between files.
+    """
+    if not gc.isenabled():
+        return work(task)
+    gc.disable()
+    try:
+        return work(task)
+    finally:
+        gc.enable()
+
+
 def run_file_tasks(
     work: Callable[[TaskT], ResultT],
     tasks: list[TaskT],
@@ -241,7 +260,7 @@ def run_file_tasks(
     results: list[ResultT] = []
     if workers <= 1:
         for task in tasks:
-            results.append(work(task))
+            results.append(without_collector(work, task))
             if progress:
                 progress(len(results), total)
         return results, 0
@@ -255,7 +274,7 @@ def run_file_tasks(
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=_pool_context()
     ) as pool:
-        futures = [pool.submit(work, task) for task in ordered]
+        futures = [pool.submit(without_collector, work, task) for task in ordered]
         index = {future: position for position, future in enumerate(futures)}
         done: set[int] = set()
         try:

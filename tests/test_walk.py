@@ -7,7 +7,14 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from distlint.analysis.walk import INERT, code_children, kind_test, statement_nodes
+from distlint.analysis.walk import (
+    INERT,
+    code_children,
+    derives_from,
+    kind_test,
+    statement_nodes,
+    visit_read_only,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
@@ -138,3 +145,63 @@ def test_kind_test_answers_as_isinstance(classes):
     for _ in range(2):  # the second round answers from the cache
         assert [test(n) for n in nodes] == [isinstance(n, classes) for n in nodes]
     assert any(test(n) for n in nodes) and not all(test(n) for n in nodes)
+
+
+class _Hooks(cst.CSTVisitor):
+    """Records its hooks' calls; skips the children of calls and of ``with`` statements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, int]] = []
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.calls.append(("visit_Call", id(node)))
+        return False
+
+    def leave_Call(self, node: cst.Call) -> None:
+        self.calls.append(("leave_Call", id(node)))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.calls.append(("visit_Name", id(node)))
+
+    def visit_With(self, node: cst.With) -> bool:
+        self.calls.append(("visit_With", id(node)))
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.calls.append(("visit_Attribute", id(node)))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.calls.append(("leave_FunctionDef", id(node)))
+
+
+@pytest.mark.parametrize(
+    "path", [None, *FIXTURES], ids=lambda p: "constructs" if p is None else str(p.relative_to(ROOT))
+)
+def test_visit_read_only_calls_the_hooks_libcst_calls(path):
+    module = cst.parse_module(CONSTRUCTS if path is None else path.read_bytes())
+    by_libcst, read_only = _Hooks(), _Hooks()
+    module.visit(by_libcst)
+    visit_read_only(module, read_only)
+    assert read_only.calls == by_libcst.calls
+    if path is None:  # a skipped subtree's leave hook still runs, its children's hooks do not
+        assert ("leave_Call", id(module.body[3].decorators[0].decorator)) in read_only.calls
+        assert sum(kind == "visit_Name" for kind, _ in read_only.calls) > 10
+
+
+def _node_classes() -> list[type]:
+    found, stack = set(), [cst.CSTNode]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                stack.append(sub)
+    return sorted(found, key=lambda c: c.__qualname__)
+
+
+def test_derives_from_answers_as_issubclass_for_every_node_class():
+    classes = _node_classes()
+    assert len(classes) > 200
+    for bases in [INERT, (cst.CSTNode,), (cst.BaseExpression,), (cst.BaseStatement, cst.Param)]:
+        for kind in classes:
+            assert derives_from(kind, bases) == issubclass(kind, bases), (kind, bases)

@@ -16,7 +16,7 @@ from typing import cast
 import libcst as cst
 
 from distlint.analysis.pg.references import HOOKS  # they stay with the per-test class
-from distlint.analysis.walk import code_children, kind_test
+from distlint.analysis.walk import code_children, kind_test, visit_read_only
 from distlint.codemods.rewrite import zero_arg_super
 from distlint.cst_utils import docstring_statement
 
@@ -229,7 +229,7 @@ def class_level_names(statement: cst.BaseStatement) -> frozenset[str]:
     for small in statement.body:
         value = getattr(small, "value", None)
         if value is not None:
-            value.visit(_Names())
+            visit_read_only(value, _Names())
     return frozenset(found)
 
 

@@ -28,6 +28,11 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Callable, cast
 
 import libcst as cst
+
+# Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
+# ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
+# has compared against the real provider.
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     Access,
     ClassScope,
@@ -39,13 +44,11 @@ from libcst.metadata import (
     QualifiedNameProvider,
     Scope,
 )
-
-# Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
-# ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
-# has compared against the real provider.
 from libcst.metadata.scope_provider import _gen_dotted_names
 
 from distlint.analysis.walk import code_children, kind_test
+
+_is_call_or_attribute = kind_test(cst.Call, cst.Attribute)
 
 _LOAD, _STORE, _DEL = 0, 1, 2
 
@@ -316,6 +319,7 @@ class NameResolver(Mapping):
         #: access node -> (its access, the name it reads)
         self._accesses: dict[cst.CSTNode, tuple[Access, str]] = {}
         self._resolved: dict[cst.CSTNode, set[QualifiedName]] = {}
+        self._by_scope_and_name: dict[tuple[Scope, str | None], frozenset[QualifiedName]] = {}
 
     def _prepare(self) -> _Walk:
         if self._walk is None:
@@ -339,7 +343,18 @@ class NameResolver(Mapping):
     def _names_of(self, node: cst.CSTNode, scope: Scope) -> set[QualifiedName]:
         found = self._accesses.get(node)
         if found is None:
-            return set(scope.get_qualified_names_for(node))
+            if not _is_call_or_attribute(node):
+                return set(scope.get_qualified_names_for(node))
+            # libcst answers a call or an attribute from its dotted name and the scope alone (it
+            # is never an assignment's own node), walking the scope chain for every prefix:
+            # asked again for each ``dist.all_reduce(...)`` of a function, it is answered once.
+            key = (scope, get_full_name_for_node(node))
+            names = self._by_scope_and_name.get(key)
+            if names is None:
+                names = self._by_scope_and_name[key] = frozenset(
+                    scope.get_qualified_names_for(node)
+                )
+            return set(names)
         access, name = found
         access.record_assignments(name)
         return {

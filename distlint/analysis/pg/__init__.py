@@ -48,7 +48,7 @@ from distlint.analysis.pg.execution import (
 from distlint.analysis.pg.references import module_references
 from distlint.analysis.pg.reuse import mark_reused_workers, own_process_need
 from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
-from distlint.analysis.walk import code_children
+from distlint.analysis.walk import code_children, visit_read_only
 from distlint.config import Config
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
     continuous_words,
@@ -330,7 +330,7 @@ def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> dict[str, st
                     def visit_Attribute(self, node: cst.Attribute) -> None:
                         attributes.append(node.attr.value)
 
-                line.visit(_Attrs())
+                visit_read_only(line, _Attrs())
                 which = next((a for a in attributes if a in lists), None)
                 if which is not None:
                     for attribute in attributes:
@@ -338,7 +338,7 @@ def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> dict[str, st
                             listed.setdefault(attribute, which)
                 return False
 
-        setup.visit(_Lines())
+        visit_read_only(setup, _Lines())
     return listed
 
 

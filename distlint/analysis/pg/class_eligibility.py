@@ -55,7 +55,7 @@ from distlint.analysis.pg.existing_continuous import (
     continuous_base_names,
     existing_problem,
 )
-from distlint.analysis.walk import statement_nodes
+from distlint.analysis.walk import statement_nodes, visit_read_only
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 
@@ -483,7 +483,7 @@ def _self_reads(node: cst.CSTNode) -> set[str]:
             if isinstance(attribute.value, cst.Name) and attribute.value.value == "self":
                 found.add(attribute.attr.value)
 
-    node.visit(_Visitor())
+    visit_read_only(node, _Visitor())
     return found
 
 
@@ -494,7 +494,7 @@ def bare_names(node: cst.CSTNode) -> set[str]:
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 
-    node.visit(_Names())
+    visit_read_only(node, _Names())
     return found
 
 

@@ -15,6 +15,7 @@ import libcst as cst
 
 from distlint.analysis.model import ExecutionModel
 from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
+from distlint.analysis.walk import visit_read_only
 from distlint.config import Config
 from distlint.cst_utils import is_string_statement
 from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
@@ -213,7 +214,7 @@ def calls_self_method(func: cst.FunctionDef, method_names: Sequence[str]) -> str
             ):
                 found.append(func_.attr.value)
 
-    func.visit(_Finder())
+    visit_read_only(func, _Finder())
     return found[0] if found else None
 
 

@@ -17,6 +17,7 @@ import libcst as cst
 
 from distlint.analysis.factories import factory_call
 from distlint.analysis.model import ModuleReference
+from distlint.analysis.walk import visit_read_only
 
 #: Methods that stay in the per-test class whatever moves: what they name is no use elsewhere.
 HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "__init__"})
@@ -65,7 +66,7 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # ``x.ClassName`` is an attribute, not a reference
+            visit_read_only(node.value, self)  # ``x.ClassName`` is an attribute, not a reference
             return False
 
         def visit_Call(self, node: cst.Call) -> bool:
@@ -73,12 +74,12 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
                 # ``super(ClassName, self)``: becomes ``super()`` when the member moves (or the
                 # class is refused for it: codemods.members.needs_fixed_class).
                 for arg in node.args[1:]:
-                    arg.visit(self)
+                    visit_read_only(arg, self)
                 return False
             return True
 
     for node in nodes:
-        node.visit(_Find())
+        visit_read_only(node, _Find())
     return found
 
 

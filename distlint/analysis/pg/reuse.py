@@ -38,6 +38,7 @@ from distlint.analysis.pg.class_eligibility import (
 )
 from distlint.analysis.pg.events import Event
 from distlint.analysis.pg.execution import class_function
+from distlint.analysis.walk import visit_read_only
 from distlint.cst_utils import code_of, is_string_statement
 
 #: The per-test base whose class becomes a ReusedWorkersTest (the others build the PG themselves).
@@ -115,7 +116,7 @@ def _thread_start(test: cst.FunctionDef) -> str:
             if name in _THREAD_STARTERS and not found:
                 found.append(f"{name}(...)")
 
-    test.visit(_Threads())
+    visit_read_only(test, _Threads())
     return found[0] if found else ""
 
 

@@ -55,7 +55,7 @@ from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
 from distlint.analysis.pg.raises import argument_check_context
 from distlint.analysis.pg.teardown import trailing_teardown
-from distlint.analysis.walk import code_children, kind_test
+from distlint.analysis.walk import code_children, kind_test, visit_read_only
 from distlint.config import Config
 from distlint.skipcodes import PYTORCH_SKIPS
 
@@ -214,7 +214,7 @@ class Walker(WalkedFunction):
                 ):
                     found.append(node)
 
-        test.visit(_Rank())
+        visit_read_only(test, _Rank())
         return bool(found)
 
     def _is_raises_context(self, expression: cst.BaseExpression) -> bool:
@@ -543,7 +543,7 @@ def _is_skip_exit(call: cst.Call) -> bool:
             if node.value in ("TEST_SKIPS", "exit_code"):
                 found.append(node)
 
-    value.visit(_Skips())
+    visit_read_only(value, _Skips())
     return bool(found)
 
 

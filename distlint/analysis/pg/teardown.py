@@ -13,6 +13,8 @@ from typing import Callable
 
 import libcst as cst
 
+from distlint.analysis.walk import visit_read_only
+
 #: Whether a call tears the PG down (the scan decides: it resolves names and subgroups).
 IsDestroyCall = Callable[[cst.Call], bool]
 
@@ -78,7 +80,7 @@ def _simple_statement_ids(node: cst.CSTNode) -> set[int]:
         def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
             found.add(id(line))
 
-    node.visit(_Lines())
+    visit_read_only(node, _Lines())
     return found
 
 
