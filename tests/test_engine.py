@@ -578,3 +578,27 @@ def test_a_dependency_that_just_changed_is_not_trusted_by_its_stat(tmp_path):
     ]  # test_external.py's entry
     assert depends[str((tmp_path / "src" / "shared_checks.py").resolve())] == [-1]
     assert not _external_from_cache(check(options))
+
+
+def _collector_state(task: int) -> tuple[int, bool]:
+    import gc
+
+    return task, gc.isenabled()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_each_file_runs_with_the_collector_paused_and_it_runs_again_after(jobs):
+    import gc
+
+    tasks = list(range(engine.MIN_FILES_FOR_POOL + 2 * engine.MIN_FILES_PER_WORKER))
+    results, workers = engine.run_file_tasks(
+        _collector_state,
+        tasks,
+        jobs,
+        None,
+        size=lambda task: task,
+        crashed=lambda task: (task, True),
+    )
+    assert (workers > 1) == (jobs > 1)
+    assert sorted(results) == [(task, False) for task in tasks]
+    assert gc.isenabled()
