@@ -190,7 +190,10 @@ def test_torch_runtime_imports_torchs_continuous_class(case: Path) -> None:
         )
         for line in imports
     ), imports
-    assert "distlint" not in text  # code that lands in PyTorch cannot depend on distlint
+    # Code that lands in PyTorch cannot depend on distlint (a comment, such as the mark
+    # `--verify --write` leaves on a test it kept behind, is no dependency).
+    code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in code if "distlint" in line]
     assert "from torch.testing._internal.common_utils import" in text and "run_tests()" in text
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from distlint.codemods.migrate_continuous import migrate_source
 from distlint.codemods.verify import Verifier
 from distlint.codemods.verify_run import (
     SCRATCH_PREFIX,
@@ -111,6 +112,11 @@ def test_the_test_that_disturbs_another_is_demoted_and_named():
     assert "passed per test, failed on shared ranks" in verdict.demoted[0].text
     assert "left   test_b_sums  [diverged]" in verdict.result.report.text()
     assert verdict.result.report.moved_count == 3
+    # The demoted test carries a mark, and migrating the result again moves nothing.
+    migrated = verdict.result.migrated
+    assert b"    # distlint: keep-per-test (--verify: diverged)\n    def test_b_sums" in migrated
+    again = migrate_source(migrated, verdict.path, _config(), _options())
+    assert again.error is None and not again.changed
     # Confirmed before demoting (both sides again), then the disturber found by halves.
     assert "original, again" in labels and "migrated, again" in labels
     assert any("who disturbs" in label for label in labels)
@@ -368,6 +374,19 @@ def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tm
     per_test = migrated.split(f"class {MOVED}")[0]
     assert "def test_a_scales" in per_test and "def test_c_counts" in per_test
     assert "def test_b_sums" not in per_test and "def test_d_gathers" not in per_test
+    # What the runs found is written on the tests, so CI's `migrate --check` stays green.
+    assert "    # distlint: keep-per-test (--verify: diverged)\n    def test_a_scales" in per_test
+    assert "    # distlint: keep-per-test (--verify: flaky)\n    def test_c_counts" in per_test
+    check = subprocess.run(
+        [sys.executable, "-m", "distlint", "migrate", "--check", "--no-cache", str(target)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "left   test_a_scales  [kept]" in check.stdout
     assert sorted(p.name for p in target.parent.iterdir()) == [FIXTURE.name, "verify_counter.txt"]
 
 

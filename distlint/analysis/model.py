@@ -262,6 +262,17 @@ class Reason(CodedEnum):
         short="flaky",
     )
 
+    #: A ``# distlint: keep-per-test`` comment on the test (``distlint migrate --verify --write``
+    #: leaves one on each test it demoted or found flaky, so that later runs, and DL201, keep it
+    #: where the runs put it): :mod:`distlint.analysis.keep_marks`.
+    KEPT = ReasonText(
+        "kept",
+        "a `# distlint: keep-per-test` comment keeps it per test (`--verify --write` leaves one)",
+        one="is kept per test by a comment",
+        many="are kept per test by a comment",
+        short="kept by a comment",
+    )
+
     #: ``--runtime torch`` only, never by the analysis (DL201 counts the distlint runtime's
     #: moves): the test reads or seeds DTensor's RNG tracker, which torch's continuous classes
     #: keep across tests (:mod:`distlint.codemods.torch_runtime_holds`).

@@ -22,6 +22,7 @@ from typing import Any
 
 from distlint.analysis.model import Reason
 from distlint.codemods.factories import LOCAL_TENSOR_SUFFIX, local_tensor_name
+from distlint.codemods.keep_marks import with_keep_marks
 from distlint.codemods.migrate_continuous import MigrateOptions, MigrationResult, migrate_source
 from distlint.codemods.verify_run import MISSING, BudgetExceeded, RunHung, Runner, RunResult
 from distlint.config import Config
@@ -166,6 +167,11 @@ class Verifier:
                 "raise it with --verify-budget"
             )
         verdict.runs = self.runs
+        if verdict.verified:
+            # What the runs found stays with the tests: later runs of migrate keep them too.
+            marks = {d.test: f"--verify: {d.code}" for d in verdict.demoted}
+            marks.update({test: f"--verify: {Reason.FLAKY.code}" for test in verdict.flaky})
+            verdict.result = with_keep_marks(verdict.result, marks)
         return verdict
 
     def _migrate(self) -> MigrationResult:

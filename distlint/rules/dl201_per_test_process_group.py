@@ -44,6 +44,8 @@ class PerTestProcessGroup(LintRule):
     in any process (none exits, kills a rank or has its exit code checked), says "keep its own
     PG, on reused workers": `distlint migrate` moves its class to the distlint runtime's
     `ReusedWorkersTest`, ranks spawned once and a fresh PG for every test, its body unchanged.
+    A test with a `# distlint: keep-per-test` comment above it (what `distlint migrate --verify
+    --write` leaves on a test the runs kept behind) is not migratable: "kept by a comment".
 
     Off by default: DL202 reports the same facts once per class, and DL201 repeats them
     per test (dozens of findings on a file like PyTorch's `test_c10d_gloo.py`, most of

@@ -19,12 +19,15 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.external_bases import ExternalBases
+from distlint.analysis.keep_marks import keep_mark
 from distlint.analysis.model import (
     ClassAnalysis,
     CreationKind,
     ExecutionModel,
+    Ineligibility,
     ModuleAnalysis,
     PGCreation,
+    Reason,
     TestAnalysis,
 )
 from distlint.analysis.names import QualifiedNames, qualified_name_map
@@ -208,7 +211,13 @@ def _analyze_per_test(
     if analysis.world_size is None:
         analysis.world_size = facts.world_size
     for result, test_evidence in zip(analysis.tests, evidence):
-        result.ineligible = ineligibilities(test_evidence, facts)
+        result.ineligible = _kept_by_mark(result.node) + ineligibilities(test_evidence, facts)
+
+
+def _kept_by_mark(test: cst.FunctionDef) -> list[Ineligibility]:
+    """A ``# distlint: keep-per-test`` comment's reason, first: what ``--verify`` found by running."""
+    why = keep_mark(test)
+    return [] if why is None else [Ineligibility(Reason.KEPT, test, why)]
 
 
 def _drop_mesh_on_existing_pg(events: list[CreationEvent]) -> list[CreationEvent]:
