@@ -343,6 +343,15 @@ def env():
     assert not left, f"left in TMPDIR: {left}"
 
 
+def _migrate_command(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "distlint", "migrate", *args]
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def _copy_fixture(tmp_path: Path) -> Path:
     target = tmp_path / "suite" / FIXTURE.name
     target.parent.mkdir()
@@ -353,14 +362,7 @@ def _copy_fixture(tmp_path: Path) -> Path:
 def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tmp_path, env):
     pytest.importorskip("torch")
     target = _copy_fixture(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "distlint", "migrate", "--verify", "--write", str(target)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _migrate_command(["--verify", "--write", str(target)], tmp_path, env, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     migrated = target.read_text()
     assert f"class {MOVED}" in migrated
@@ -377,14 +379,7 @@ def test_verify_write_demotes_the_leaking_test_and_keeps_the_flaky_one_behind(tm
     # What the runs found is written on the tests, so CI's `migrate --check` stays green.
     assert "    # distlint: keep-per-test (--verify: diverged)\n    def test_a_scales" in per_test
     assert "    # distlint: keep-per-test (--verify: flaky)\n    def test_c_counts" in per_test
-    check = subprocess.run(
-        [sys.executable, "-m", "distlint", "migrate", "--check", "--no-cache", str(target)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    check = _migrate_command(["--check", "--no-cache", str(target)], tmp_path, env, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "left   test_a_scales  [kept]" in check.stdout
     assert sorted(p.name for p in target.parent.iterdir()) == [FIXTURE.name, "verify_counter.txt"]
