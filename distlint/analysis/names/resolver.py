@@ -28,10 +28,6 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Callable, cast
 
 import libcst as cst
-
-# Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
-# ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
-# has compared against the real provider.
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     Access,
@@ -44,6 +40,10 @@ from libcst.metadata import (
     QualifiedNameProvider,
     Scope,
 )
+
+# Private to libcst, like ``Scope._assignment_count`` below: the walk mimics ScopeVisitor with
+# ScopeVisitor's own helpers. pyproject.toml pins libcst to the versions tests/test_names.py
+# has compared against the real provider.
 from libcst.metadata.scope_provider import _gen_dotted_names
 
 from distlint.analysis.walk import code_children, kind_test
