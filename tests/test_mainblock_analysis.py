@@ -668,6 +668,45 @@ def _examples():
             yield textwrap.dedent(example.code), config
 
 
+# torchao's test_x86inductor_fusion.py shape: module helpers called at import that never
+# reach a runner (so DL104 cannot report), and a guard that runs the tests only on some
+# platforms, inside an ``if`` (so DL102 cannot report either).
+HELPERS_AT_IMPORT = """\
+import functools
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+
+class TestPatterns(TestCase):
+    def test_a(self):
+        pass
+
+
+def copy_tests(source, target):
+    for name, value in source.__dict__.items():
+        helper = functools.wraps(value)(lambda self: run_tests())
+        setattr(target, name, helper)
+        make_more(target)
+
+
+def make_more(cls):
+    return copy_tests  # a name, not a call: nothing runs
+
+
+if HAS_CPU:
+    class TestCopied(TestCase):
+        pass
+
+    copy_tests(TestPatterns, TestCopied)
+
+
+if __name__ == "__main__":
+    if IS_LINUX:
+        import torch._inductor.config
+
+        run_tests()
+"""
+
+
 TRICKY = [
     # Runner reached only through an alias or an assignment chain.
     "from unittest import main as go\nclass TestA:\n    def test_a(self):\n        pass\ngo()\n",
@@ -718,6 +757,25 @@ TRICKY = [
         "        run_tests()\nclass TestA:\n    def test_a(self):\n        pass\nmain()\n"
     ),
     "from torch.testing._internal.common_utils import run_tests\nwith ctx():\n    globals().update(make())\n",
+    # Followed at import: a runner two module functions away, or behind a class the screen
+    # does not follow; a guard whose runner sits in a nested block, or in a def it never calls.
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+        "        pass\ndef a():\n    b()\ndef b():\n    run_tests()\na()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+        "        pass\nclass Go:\n    def __init__(self):\n        run_tests()\nGo()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+        "        pass\nif __name__ == '__main__':\n    if X:\n        run_tests()\n"
+    ),
+    (
+        "from torch.testing._internal.common_utils import run_tests\nclass TestA:\n    def test_a(self):\n"
+        "        pass\nif __name__ == '__main__':\n    def go():\n        run_tests()\n"
+    ),
+    HELPERS_AT_IMPORT,
 ]
 
 
@@ -779,8 +837,16 @@ if __name__ == "__main__":
             "import torch\n\ndef make_ops():\n    return []\n\nOPS = make_ops()\n\nclass Helper:\n    pass\n",
             Config(),
         ),
+        (HELPERS_AT_IMPORT, Config()),
     ],
-    ids=["clean", "clean-always", "torchrec-pytest", "raises", "own-helpers-at-import"],
+    ids=[
+        "clean",
+        "clean-always",
+        "torchrec-pytest",
+        "raises",
+        "own-helpers-at-import",
+        "helpers-followed",
+    ],
 )
 def test_prescreen_keeps_ordinary_files_away_from_libcst(source, config):
     screen = PreScreen(source.encode(), "test_x.py")
@@ -794,9 +860,11 @@ def test_prescreen_keeps_ordinary_files_away_from_libcst(source, config):
         "match M:\n    case _:\n        go = run_tests\ngo()\n",
         "b = a\na = x.run_tests\nb()\n",  # an alias chain written backwards
         "class C:\n    def m(self):\n        def helper():\n            pass\nhelper()\n",  # a def at any depth
-        "for x in X:\n    pass\nelse:\n    def main():\n        pass\nmain()\n",
+        "for x in X:\n    pass\nelse:\n    def main():\n        run_tests()\nmain()\n",
+        # The module's functions are followed, through each other, to a runner.
+        "def a():\n    b()\nif X:\n    def b():\n        go()\ngo = run_tests\na()\n",
     ],
-    ids=["handler", "match-case", "backwards-chain", "nested-def", "for-else"],
+    ids=["handler", "match-case", "backwards-chain", "nested-def", "for-else", "followed"],
 )
 def test_screen_shape_finds_definitions_in_every_statement_block(code):
     assert screen_shape(ast.parse(code), ("run_tests",)).may_run_at_import

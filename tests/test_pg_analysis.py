@@ -743,6 +743,64 @@ def test_prescreen_skips_files_that_cannot_have_a_pg_finding():
     assert not rules_by_code()["DL202"].may_report(PreScreen(custom, "t.py"), Config())
 
 
+# A module that defines the per-test and continuous bases and their PG helpers, and no test
+# (the shape of torch's common_distributed.py / common_fsdp.py): no DL2xx rule has anything to
+# read in it. A test method anywhere in a class body (under an ``if``, in a nested class, an
+# ``async def``) brings every rule back.
+_BASES_ONLY = """import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase, MultiProcContinuousTest
+
+
+class MyPerTestBase(MultiProcessTestCase):
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def init_pg(self):
+        dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size)
+        dist.destroy_process_group()
+
+
+class MyContinuousBase(MultiProcContinuousTest):
+    def helper(self):
+        dist.destroy_process_group()
+
+
+def test_not_a_method():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "tail,reaches",
+    [
+        ("", False),
+        ("\nclass T(MyPerTestBase):\n    def test_a(self):\n        self.init_pg()\n", True),
+        (
+            "\nclass T(MyPerTestBase):\n    if X:\n        async def test_a(self):\n            pass\n",
+            True,
+        ),
+        (
+            "\nif X:\n    class T(MyPerTestBase):\n        class Inner:\n            def test_a(self):\n                pass\n",
+            True,
+        ),
+    ],
+    ids=["bases-only", "a-test", "async-test-under-if", "nested-class"],
+)
+def test_prescreen_needs_a_test_method_in_some_class(tail, reaches):
+    source = (_BASES_ONLY + tail).encode()
+    screen = PreScreen(source, "common_x.py")
+    codes = {"DL201", "DL202", "DL203"}
+    assert {r.code for r in PG_RULES if r.code in codes and r.may_report(screen, Config())} == (
+        codes if reaches else set()
+    )
+    full = lint_source(source, "common_x.py", Config(select=("DL2",)), PG_RULES, prescreen=False)
+    screened = lint_source(source, "common_x.py", Config(select=("DL2",)), PG_RULES)
+    assert screened.findings == full.findings
+    if tail.startswith("\nclass T(MyPerTestBase):\n    def test_a"):
+        assert {f.code for f in full.findings} == {"DL201", "DL202"}
+
+
 def test_analysis_and_rules_never_import_torch():
     script = (
         "import sys\n"

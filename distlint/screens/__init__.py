@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from distlint.screens.class_tests import defines_test_methods
 from distlint.screens.main_block import may_require_main, may_run_tests_at_import, screened_shape
 from distlint.screens.pg_names import (
     continuous_words,
@@ -89,15 +90,29 @@ def continuous_launch_may_report(screen: PreScreen, config: Config) -> bool:
 
 
 def may_have_per_test_pg(screen: PreScreen, config: Config) -> bool:
-    """DL201/DL202: a per-test spawn class AND a PG creation in the same file."""
-    return screen.has_any_word(per_test_words(config)) and screen.has_any_word(
-        creation_words(config)
+    """DL201/DL202: a per-test spawn class AND a PG creation in the same file, and a test
+    method in some class."""
+    return (
+        screen.has_any_word(per_test_words(config))
+        and screen.has_any_word(creation_words(config))
+        and _may_define_test_methods(screen)
     )
 
 
 def pg_lifecycle_may_report(screen: PreScreen, config: Config) -> bool:
-    """DL203: a continuous class AND a lifecycle call in the same file."""
-    return screen.has_any_word(continuous_words(config)) and screen.has_any_word(lifecycle_words())
+    """DL203: a continuous class AND a lifecycle call in the same file, and a test method in
+    some class."""
+    return (
+        screen.has_any_word(continuous_words(config))
+        and screen.has_any_word(lifecycle_words())
+        and _may_define_test_methods(screen)
+    )
+
+
+def _may_define_test_methods(screen: PreScreen) -> bool:
+    """The DL2xx analysis reads only the tests classes define (``None`` tree: let libcst say)."""
+    tree = screen.ast_module
+    return tree is None or defines_test_methods(tree)
 
 
 def has_exit_with_skip_code(source: bytes) -> bool:

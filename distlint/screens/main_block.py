@@ -131,9 +131,9 @@ def _ast_dotted(node: ast.AST) -> str | None:
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements(tree: ast.Module) -> Iterator[ast.AST]:
-    """Every statement of the file at any depth (plus except handlers and match cases)."""
-    stack: list[ast.AST] = list(tree.body)
+def ast_statements(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """Every statement of ``body`` at any depth (plus except handlers and match cases)."""
+    stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
         yield node
@@ -162,7 +162,7 @@ class _Definitions:
 def _definitions(tree: ast.Module) -> _Definitions:
     found = _Definitions()
     # type(node) is ...: exact types (cheaper than isinstance), which the type checker narrows.
-    for node in _statements(tree):
+    for node in ast_statements(tree.body):
         if type(node) is ast.ClassDef:
             found.has_class_or_test = True
         elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
@@ -222,37 +222,83 @@ def screen_shape(tree: ast.Module, config_runners: Sequence[str]) -> ScreenShape
     runners = all_runners(config_runners)
     runner_last = {last_component(r) for r in runners}
     guards = [s for s in tree.body if is_ast_any_main_guard(s)]
-    guard_surely_runs = False
-    for guard in guards:
-        for statement in guard.body:
-            if isinstance(statement, ast.Raise):
-                guard_surely_runs = True
-            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-                written = _ast_dotted(statement.value.func)
-                if written and names_match_any({written}, (*runners, *RAISERS)):
-                    guard_surely_runs = True
+    guard_surely_runs = any(
+        isinstance(statement, ast.Raise) for guard in guards for statement in guard.body
+    ) or any(
+        _written_as_any(call, (*runners, *RAISERS))
+        for guard in guards
+        for statement in guard.body
+        for call in _ast_calls_at_import(statement)
+    )
     code_after_guard = bool(guards) and tree.body[-1] is not guards[0]
     found = _definitions(tree)
     may_have_tests = found.has_class_or_test or _may_generate_tests(tree)
-    suspicious: set[str] | None = None  # computed for the first call at import, if any
-    may_run_at_import = False
-    for statement in tree.body:
-        if statement in guards:
-            continue
-        for call in _ast_calls_at_import(statement):
+    at_import = [s for s in tree.body if s not in guards]
+    may_run_at_import = _may_reach_runner(at_import, found, runner_last)
+    return ScreenShape(
+        bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import
+    )
+
+
+def _written_as_any(call: ast.Call, wanted: Sequence[str]) -> bool:
+    """Whether ``call`` is written as one of ``wanted`` (the libcst analysis counts what a call
+    is written as among what it may mean)."""
+    written = _ast_dotted(call.func)
+    return written is not None and names_match_any({written}, wanted)
+
+
+def _may_reach_runner(
+    statements: Sequence[ast.stmt], found: _Definitions, runner_last: set[str]
+) -> bool:
+    """Whether running ``statements`` (the module's, outside its guards) may call a runner,
+    following calls of the module's own functions by their bare name as the libcst analysis
+    does (``copy_tests(...)`` at import runs ``copy_tests``' body). A call of any other name
+    the module defines (a class, a nested function) counts as a runner: the analysis does not
+    follow those, and the screen stays conservative."""
+    suspicious: set[str] | None = None  # computed for the first call, if any
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = None
+    pending: list[ast.stmt] = list(statements)
+    followed: set[str] = set()
+    while pending:
+        for call in _ast_calls_at_import(pending.pop()):
             written = _ast_dotted(call.func)
             if not written:
                 continue
             if suspicious is None:
                 suspicious = _runner_aliases(found, runner_last)
-            if last_component(written) in suspicious or written in found.defined:
-                may_run_at_import = True
-                break
-        if may_run_at_import:
-            break
-    return ScreenShape(
-        bool(guards), guard_surely_runs, code_after_guard, may_have_tests, may_run_at_import
-    )
+            if last_component(written) in suspicious:
+                return True
+            if written not in found.defined:
+                continue
+            if functions is None:
+                functions = _module_functions(statements)
+            if written not in functions:
+                return True
+            if written not in followed:
+                followed.add(written)
+                for function in functions[written]:
+                    pending.extend(function.body)
+    return False
+
+
+def _module_functions(
+    statements: Sequence[ast.stmt],
+) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The module's functions by name: its ``def`` statements outside any function or class
+    body (under a module-level ``if``/``try``/``for``/``with`` too), where the libcst analysis
+    looks for the functions a call may enter."""
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+            functions.setdefault(node.name, []).append(node)
+        elif type(node) is not ast.ClassDef:
+            for name in _STATEMENT_FIELDS:
+                children = getattr(node, name, None)
+                if children.__class__ is list:
+                    stack.extend(children)
+    return functions
 
 
 _SHAPES: weakref.WeakKeyDictionary[PreScreen, dict[tuple[str, ...], ScreenShape | None]] = (
