@@ -59,10 +59,12 @@ def _run_rules(
     config: Config,
     rules: Sequence[type[LintRule]],
     tree: ast.Module | None = None,
+    text: str | None = None,
 ) -> tuple[FileContext, list[Report]]:
-    """``tree``: the pre-screen's ``ast`` tree of the file, when it has the module's statements."""
+    """``tree``: the pre-screen's ``ast`` tree of the file, when it has the module's statements;
+    ``text``: its source."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = FileContext(path, config, wrapper, tree)
+    context = FileContext(path, config, wrapper, tree, text if tree is not None else None)
     instances = [rule(context) for rule in rules]
     hooks = [instance.get_visitors() for instance in instances]
     if all(set(methods) <= _MODULE_HOOKS for methods in hooks):
@@ -180,7 +182,7 @@ def lint_source(
     try:
         parsed = _text_to_parse(screened, config, active) if prescreen else None
         module = parse(source if parsed is None else parsed, path)
-        context, reports = _run_rules(module, path, config, active, screened.tree)
+        context, reports = _run_rules(module, path, config, active, screened.tree, screened.text)
         located = _locate(
             context.wrapper, reports, path, parsed or screened.text, screened.text, screened.tree
         )

@@ -187,13 +187,17 @@ def _spans_by_statement(
     known: dict[cst.CSTNode, Span] = {}
     twins = _ast_twins(module, tree) if tree is not None else {}
     lines = _NEWLINE.split(code) if twins else []
+    # Only nodes below the top level need a walk to find their statement (DL202 reports
+    # top-level classes: then no class is walked at all).
+    nested = remaining - {id(statement) for statement in module.body}
     for statement in module.body:
         if not remaining:
             break
-        if not _holds_any(statement, remaining):
+        holds_nested = bool(nested) and _holds_any(statement, nested)
+        if not holds_nested and id(statement) not in remaining:
             continue
         twin = twins.get(id(statement))
-        if twin is not None and not _holds_any(statement, remaining - {id(statement)}):
+        if twin is not None and not holds_nested:
             remaining.discard(id(statement))
             known[statement] = _ast_span(twin, lines)
             continue
@@ -204,6 +208,7 @@ def _spans_by_statement(
             return None
         for key in [key for key in remaining if key in state.ranges]:
             remaining.discard(key)
+            nested.discard(key)
             begin, end = state.ranges[key]
             ranges[key] = (start + begin, start + end)
     if remaining:

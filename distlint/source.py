@@ -83,6 +83,7 @@ class FileContext:
         config: Config,
         wrapper: MetadataWrapper,
         tree: ast.Module | None = None,
+        text: str | None = None,
     ) -> None:
         self.path = path
         self.config = config
@@ -90,6 +91,8 @@ class FileContext:
         #: The stdlib ``ast`` tree of a text with the module's top-level statements, when the
         #: pre-screen parsed one (analyses may use it to skip statements).
         self.tree = tree
+        #: ``tree``'s source text, when there is a tree.
+        self.text = text
         self._facts: dict[Any, Any] = {}
         #: Other files an analysis looked at (absolute path -> stat key, None where no file
         #: was): the result depends on them too, and the cache checks them.

@@ -459,6 +459,10 @@ def test_node_spans_equal_position_provider(source):
     for cls in classes:
         asked = [cls, *_all_nodes(cls)[1::5]]
         assert node_spans(module, asked, source, tree) == {n: spans[n] for n in asked}
+    # Every class and nodes inside one of them, asked at once (the others need no walk).
+    if classes:
+        mixed = [*classes, *_all_nodes(classes[-1])[1::9]]
+        assert node_spans(module, mixed, source, tree) == {n: spans[n] for n in mixed}
 
 
 def test_node_spans_generate_only_the_statements_they_need():

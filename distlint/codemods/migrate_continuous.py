@@ -85,10 +85,12 @@ def _analyze(
     path: str,
     looked_at: dict[str, list[int] | None],
     tree: ast.Module | None,
+    text: str,
 ) -> ModuleAnalysis:
     """The shared DL2xx analysis; bases from other modules are looked up next to ``path``
-    (each file looked at is recorded in ``looked_at``); ``tree``: the parsed text's ``ast``."""
-    return analyze_module(wrapper, config, ExternalBases(path, looked_at=looked_at), tree)
+    (each file looked at is recorded in ``looked_at``); ``tree``: the parsed ``text``'s ``ast``."""
+    external = ExternalBases(path, looked_at=looked_at)
+    return analyze_module(wrapper, config, external, tree, text if tree is not None else None)
 
 
 def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
@@ -129,9 +131,9 @@ def _migrate(
             return result
         tree = _ast_tree(source)
         stand_ins = _stand_ins(source, text, tree, config) if leave_out else None
-        parsed = source
+        parsed, parsed_text = source, text
         if stand_ins is not None:
-            parsed = stand_ins.text.encode("utf-8")
+            parsed, parsed_text = stand_ins.text.encode("utf-8"), stand_ins.text
             tree = _ast_tree(parsed)
         module = parse(parsed, path)
     except ValueError as exc:
@@ -144,7 +146,7 @@ def _migrate(
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         plan = Planner(
             wrapper,
-            _analyze(wrapper, config, path, result.depends_on, tree),
+            _analyze(wrapper, config, path, result.depends_on, tree, parsed_text),
             config,
             options.class_suffix,
             _holds(source, options),

@@ -72,12 +72,14 @@ def analyze_module(
     config: Config,
     external: ExternalBases,
     tree: ast.Module | None = None,
+    text: str | None = None,
 ) -> ModuleAnalysis:
     """Analyse every class of the module (nodes are ``wrapper.module``'s); ``external`` reads
     the modules its bases from elsewhere come from (``ExternalBases(path of the file)``);
     ``tree``: the stdlib ``ast`` tree of a text with the same top-level statements, if the
     caller has one (the search for uses of the per-test classes then skips the statements that
-    name none)."""
+    name none); ``text``: that tree's source (the search then skips, unwalked, the statements
+    whose lines spell none)."""
     module = wrapper.module
     names = qualified_name_map(wrapper)
     table = ClassTable.build(module)
@@ -85,7 +87,7 @@ def analyze_module(
     context.constants = module_constants(module, names)
     analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
     per_test = {c.name for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
-    analysis.references = module_references(module, per_test, tree)
+    analysis.references = module_references(module, per_test, tree, text)
     add_class_reasons(analysis, table, names, config, external)
     mark_reused_workers(analysis)
     return analysis
@@ -96,7 +98,11 @@ def module_analysis(context: FileContext) -> ModuleAnalysis:
     return context.fact(
         FACT_KEY,
         lambda ctx: analyze_module(
-            ctx.wrapper, ctx.config, ExternalBases(ctx.path, looked_at=ctx.depends_on), ctx.tree
+            ctx.wrapper,
+            ctx.config,
+            ExternalBases(ctx.path, looked_at=ctx.depends_on),
+            ctx.tree,
+            ctx.text,
         ),
     )
 

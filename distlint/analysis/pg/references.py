@@ -18,21 +18,30 @@ import libcst as cst
 from distlint.analysis.factories import factory_call
 from distlint.analysis.model import ModuleReference
 from distlint.analysis.walk import visit_read_only
+from distlint.source import source_lines
 
 #: Methods that stay in the per-test class whatever moves: what they name is no use elsewhere.
 HOOKS = frozenset({"setUp", "tearDown", "setUpClass", "tearDownClass", "__init__"})
 
 
 def module_references(
-    module: cst.Module, classes: set[str], tree: ast.Module | None = None
+    module: cst.Module,
+    classes: set[str],
+    tree: ast.Module | None = None,
+    text: str | None = None,
 ) -> list[ModuleReference]:
     """The uses of ``classes`` (per-test class names) in ``module``. ``tree``: the stdlib ``ast``
     tree of a text with the module's top-level statements; with it, libcst visits only the
-    statements whose ``ast`` names one of ``classes`` where this search would look."""
+    statements whose ``ast`` names one of ``classes`` where this search would look. ``text``:
+    that tree's source, when known: a statement whose lines spell none of ``classes`` is not
+    walked at all."""
     found: list[ModuleReference] = []
     if not classes:
         return found
-    named = _named_per_statement(tree, module, classes) if tree is not None else None
+    named = None
+    if tree is not None:
+        lines = source_lines(text) if text is not None else None
+        named = _named_per_statement(tree, module, classes, lines)
     for index, statement in enumerate(module.body):
         if named is not None and not named[index] & classes:
             continue
@@ -84,11 +93,12 @@ def _names_in(nodes: Sequence[cst.CSTNode], wanted: set[str]) -> list[cst.Name]:
 
 
 def _named_per_statement(
-    tree: ast.Module, module: cst.Module, classes: set[str]
+    tree: ast.Module, module: cst.Module, classes: set[str], lines: list[str] | None
 ) -> list[frozenset[str]] | None:
     """For each top-level statement of ``module``, the names of ``classes`` its ``ast`` holds where
     :func:`module_references` looks (not in a per-test class's hooks, not as ``super()``'s first
-    argument); None when the trees do not line up (``ast`` splits ``a; b``: counted)."""
+    argument); None when the trees do not line up (``ast`` splits ``a; b``: counted).
+    ``lines``: the tree's source lines, to skip the statements that cannot name a class."""
     found: list[frozenset[str]] = []
     cursor = 0
     for statement in module.body:
@@ -96,9 +106,26 @@ def _named_per_statement(
         nodes = tree.body[cursor : cursor + width]
         cursor += width
         found.append(
-            frozenset(n for node in nodes for n in _searched_names(node, classes) if n in classes)
+            frozenset(
+                n
+                for node in nodes
+                if lines is None or _may_spell_any(node, lines, classes)
+                for n in _searched_names(node, classes)
+                if n in classes
+            )
         )
     return found if cursor == len(tree.body) else None
+
+
+def _may_spell_any(statement: ast.stmt, lines: list[str], names: set[str]) -> bool:
+    """Whether the lines of ``statement`` (its decorators included) spell one of ``names``: the
+    libcst search matches a ``Name`` as written (an identifier Python would normalise to one of
+    them, a full-width letter, is not one), so lines without that text hold none."""
+    decorators = getattr(statement, "decorator_list", ())
+    first = min([statement.lineno, *(d.lineno for d in decorators)])
+    last = statement.end_lineno or statement.lineno
+    segment = "\n".join(lines[first - 1 : last])
+    return any(name in segment for name in names)
 
 
 def _searched_names(statement: ast.stmt, classes: set[str]) -> Iterable[str]:
