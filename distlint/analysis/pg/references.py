@@ -107,28 +107,30 @@ def _named_per_statement(
         cursor += width
         found.append(
             frozenset(
-                n
-                for node in nodes
-                if lines is None or _may_spell_any(node, lines, classes)
-                for n in _searched_names(node, classes)
-                if n in classes
+                n for node in nodes for n in _searched_names(node, classes, lines) if n in classes
             )
         )
     return found if cursor == len(tree.body) else None
 
 
-def _may_spell_any(statement: ast.stmt, lines: list[str], names: set[str]) -> bool:
-    """Whether the lines of ``statement`` (its decorators included) spell one of ``names``: the
-    libcst search matches a ``Name`` as written (an identifier Python would normalise to one of
-    them, a full-width letter, is not one), so lines without that text hold none."""
-    decorators = getattr(statement, "decorator_list", ())
-    first = min([statement.lineno, *(d.lineno for d in decorators)])
-    last = statement.end_lineno or statement.lineno
+def _may_spell_any(node: ast.AST, lines: list[str], names: set[str]) -> bool:
+    """Whether the lines of ``node`` (a statement's decorators included) spell one of ``names``:
+    the libcst search matches a ``Name`` as written (an identifier Python would normalise to one
+    of them, a full-width letter, is not one), so lines without that text hold none."""
+    decorators = getattr(node, "decorator_list", ())
+    lineno: int = getattr(node, "lineno")
+    first = min([lineno, *(d.lineno for d in decorators)])
+    last = getattr(node, "end_lineno", None) or lineno
     segment = "\n".join(lines[first - 1 : last])
     return any(name in segment for name in names)
 
 
-def _searched_names(statement: ast.stmt, classes: set[str]) -> Iterable[str]:
+def _searched_names(
+    statement: ast.stmt, classes: set[str], lines: list[str] | None
+) -> Iterable[str]:
+    """The names in ``statement`` where the search looks (a per-test class's own body but its
+    hooks); with ``lines``, the parts whose lines spell no class are not walked (a class's own
+    ``class`` line always spells it: its body statements are tested one by one)."""
     roots: list[ast.AST] = [statement]
     if isinstance(statement, ast.ClassDef) and statement.name in classes:
         roots = [
@@ -139,6 +141,8 @@ def _searched_names(statement: ast.stmt, classes: set[str]) -> Iterable[str]:
                 if not (isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in HOOKS)
             ),
         ]
+    if lines is not None:
+        roots = [root for root in roots if _may_spell_any(root, lines, classes)]
     skipped: set[int] = set()
     for root in roots:
         for node in ast.walk(root):  # breadth first: a call before its arguments
