@@ -67,8 +67,8 @@ def screen_file(
             if r.code in enabled and (not prescreen or r.may_report(screen, config))
         )
         # A file no rule needs to parse still gets its syntax checked, with the stdlib
-        # parser (10x libcst's speed; rules' pre-screens have usually parsed it already).
-        if not codes and screen.ast_module is None:
+        # parser (10x libcst's speed; rules' pre-screens may have parsed it already).
+        if not codes and not screen.parses():
             return Screened(path, FileResult(path, error=f"{path}: error: {screen.syntax_error}"))
     except RecursionError:
         return Screened(

@@ -323,12 +323,10 @@ def may_run_tests_at_import(screen: PreScreen, config: Config) -> bool:
     ``unittest.main``...), and each of those spells the runner's last name component in the
     file: a file without any of them runs no tests at import, whatever its local functions
     do (torch's 1.4 MB ``common_methods_invocations.py`` calls its own helpers at import)."""
+    if not screen.has_any_word({last_component(r) for r in all_runners(config.runners)}):
+        return False  # the words first: a file without them needs no tree
     shape = screened_shape(screen, config)
-    if shape is None:
-        return True
-    return shape.may_run_at_import and screen.has_any_word(
-        {last_component(r) for r in all_runners(config.runners)}
-    )
+    return shape is None or shape.may_run_at_import
 
 
 def may_belong_to_convention(screen: PreScreen, config: Config) -> bool:
@@ -342,9 +340,7 @@ def may_require_main(screen: PreScreen, config: Config) -> bool:
     the libcst analysis could say ``True``)."""
     if config.require_main == "never":
         return False
+    if config.require_main != "always" and not may_belong_to_convention(screen, config):
+        return False  # the words first: a file without them needs no tree
     shape = screened_shape(screen, config)
-    if shape is None:
-        return True
-    if not shape.may_have_tests:
-        return False
-    return config.require_main == "always" or may_belong_to_convention(screen, config)
+    return shape is None or shape.may_have_tests
