@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 from distlint.import_usage import ImportedName, ImportUsage, imported_names
 from distlint.import_usage import Scheduled as _Scheduled
+from distlint.module_code import ModuleCode
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class ImportChanges:
         self._source = source
         self._elsewhere = elsewhere
         self._original_imports: list[ImportedName] | None = None
+        #: The edited module's code, printed for the unused-import pass: ask it for the code of
+        #: the result too (only the import lines are printed again).
+        self.code = ModuleCode()
 
     def add(self, spec: ImportSpec) -> ImportChanges:
         """Add the import unless the module already has it (``from`` lines are reused)."""
@@ -130,7 +134,7 @@ class ImportChanges:
         if self._elsewhere is not None:
             scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
         if scheduled:
-            module = _remove_unused(module, scheduled)
+            module = _remove_unused(module, scheduled, self.code)
         return module
 
 
@@ -213,8 +217,8 @@ def _is_import_line(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _remove_unused(module: cst.Module, scheduled: list[_Scheduled]) -> cst.Module:
-    usage = ImportUsage.of(module.code)
+def _remove_unused(module: cst.Module, scheduled: list[_Scheduled], code: ModuleCode) -> cst.Module:
+    usage = ImportUsage.of(code.of(module))
     if usage is None or any(usage.imported_below_top_level(item) for item in scheduled):
         return _remove_with_scopes(module, scheduled)
     unused = [item for item in scheduled if not usage.in_use(item)]

@@ -540,6 +540,11 @@ class Emitter:
         removed += [index[d] for d in edits.decorators if d in index]
         self._schedule_removal(removed)
 
+    def code(self, module: cst.Module) -> str:
+        """``module.code`` of what :meth:`module` returned, reusing the text printed for the
+        unused-import pass."""
+        return self.imports.code.of(module)
+
     def _fix_imports(self, module: cst.Module) -> cst.Module:
         for target, bound in self.needed.items():
             self.imports.add(

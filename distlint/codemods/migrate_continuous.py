@@ -159,8 +159,10 @@ def _migrate(
             return result
         elsewhere = ImportUsage.of_statements(stand_ins.classes) if stand_ins is not None else None
         text_or_tree = tree if tree is not None else parsed
-        migrated = Emitter(plan, wrapper, options, config.runners, text_or_tree, elsewhere).module()
-        code = migrated.code if stand_ins is None else stand_ins.restore(migrated.code)
+        emitter = Emitter(plan, wrapper, options, config.runners, text_or_tree, elsewhere)
+        migrated = emitter.module()
+        printed = emitter.code(migrated)
+        code = printed if stand_ins is None else stand_ins.restore(printed)
         if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
             return _migrate(source, path, config, options, False)
         new_bytes = code.encode(migrated.encoding)
