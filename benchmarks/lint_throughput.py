@@ -106,6 +106,30 @@ def timed_process(
     return wall, cpu, done.stdout
 
 
+def alternated_runs(
+    labels: Sequence[str], runs: int, run: Callable[[str], tuple[float, float]]
+) -> dict[str, list[tuple[float, float]]]:
+    """``run(label)`` (wall, CPU seconds) ``runs`` times per label, the order reversed every
+    other repeat, so a busy moment of a shared machine hits every version alike."""
+    results: dict[str, list[tuple[float, float]]] = {label: [] for label in labels}
+    for repeat in range(runs):
+        for label in labels if repeat % 2 == 0 else list(reversed(labels)):
+            results[label].append(run(label))
+    return results
+
+
+def print_version_table(results: dict[str, list[tuple[float, float]]], digits: int) -> None:
+    """Each version's median, least and most wall seconds, and its median CPU seconds."""
+    print("| version | wall s median | wall s min-max | CPU s median |")
+    print("| --- | ---: | --- | ---: |")
+    for label, timings in results.items():
+        walls, cpus = [w for w, _ in timings], [c for _, c in timings]
+        print(
+            f"| {label} | {statistics.median(walls):.{digits}f} | "
+            f"{min(walls):.{digits}f}-{max(walls):.{digits}f} | {statistics.median(cpus):.{digits}f} |"
+        )
+
+
 def snapshot_distlint(directory: Path) -> dict[str, str]:
     """Copy distlint's package aside; the environment that runs that copy.
 

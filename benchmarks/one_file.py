@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from lint_throughput import findings, snapshot_distlint, timed_process  # noqa: E402
+from lint_throughput import (  # noqa: E402
+    alternated_runs,
+    findings,
+    print_version_table,
+    snapshot_distlint,
+    timed_process,
+)
 
 
 def main() -> int:
@@ -40,34 +45,27 @@ def main() -> int:
         for env in versions.values():
             env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed package, with .pyc files
         command = [sys.executable, "-m", "distlint", "check", "--no-cache", "--format", "json"]
-        seen: dict[str, object] = {}
+        seen: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
         for label, env in versions.items():  # untimed: compiles the .pyc files
             seen[label] = findings(
                 timed_process([*command, str(path)], path.parent, env, (0, 1))[2]
             )
         if len(set(map(repr, seen.values()))) != 1:
             raise SystemExit(f"the versions report different findings: {seen}")
-        runs: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
-        for repeat in range(args.runs):
-            order = list(versions) if repeat % 2 == 0 else list(reversed(versions))
-            for label in order:
-                wall, cpu, _ = timed_process(
-                    [*command, str(path)], path.parent, versions[label], (0, 1)
-                )
-                runs[label].append((wall, cpu))
+
+        def run(label: str) -> tuple[float, float]:
+            wall, cpu, _ = timed_process(
+                [*command, str(path)], path.parent, versions[label], (0, 1)
+            )
+            return wall, cpu
+
+        results = alternated_runs(list(versions), args.runs, run)
         size = path.stat().st_size / 1024
         print(
             f"{path.name} ({size:.0f} KB), {args.runs} runs per version, alternated; load average "
             f"{os.getloadavg()[0]:.1f} at the end; findings: {len(next(iter(seen.values())))}\n"
         )
-        print("| version | wall s median | wall s min-max | CPU s median |")
-        print("| --- | ---: | --- | ---: |")
-        for label, timings in runs.items():
-            walls, cpus = [w for w, _ in timings], [c for _, c in timings]
-            print(
-                f"| {label} | {statistics.median(walls):.2f} | {min(walls):.2f}-{max(walls):.2f} | "
-                f"{statistics.median(cpus):.2f} |"
-            )
+        print_version_table(results, 2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

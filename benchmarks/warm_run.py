@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -29,7 +28,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lint_corpus import build_corpus  # noqa: E402
-from lint_throughput import snapshot_distlint, timed_process  # noqa: E402
+from lint_throughput import (  # noqa: E402
+    alternated_runs,
+    print_version_table,
+    snapshot_distlint,
+    timed_process,
+)
 
 PYPROJECT = """[project]
 name = "warm-run-corpus"
@@ -84,23 +88,12 @@ def main() -> int:
         time.sleep(2.5)
         for label in versions:
             run(label)
-        results: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
-        for repeat in range(args.runs):
-            order = list(versions) if repeat % 2 == 0 else list(reversed(versions))
-            for label in order:
-                results[label].append(run(label))
+        results = alternated_runs(list(versions), args.runs, run)
         print(
             f"{args.files} files, {args.runs} warm runs per version, interleaved; load average "
             f"{os.getloadavg()[0]:.1f} at the end; Python {sys.version.split()[0]}\n"
         )
-        print("| version | wall s median | wall s min-max | CPU s median |")
-        print("| --- | ---: | --- | ---: |")
-        for label, runs in results.items():
-            walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-            print(
-                f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f}-{max(walls):.3f} | "
-                f"{statistics.median(cpus):.3f} |"
-            )
+        print_version_table(results, 3)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
