@@ -64,7 +64,7 @@ def _run_rules(
     """``tree``: the pre-screen's ``ast`` tree of the file, when it has the module's statements;
     ``text``: its source."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = FileContext(path, config, wrapper, tree, text if tree is not None else None)
+    context = FileContext(path, config, wrapper, tree, text)
     instances = [rule(context) for rule in rules]
     hooks = [instance.get_visitors() for instance in instances]
     if all(set(methods) <= _MODULE_HOOKS for methods in hooks):

@@ -107,7 +107,7 @@ class FileContext:
         #: The stdlib ``ast`` tree of a text with the module's top-level statements, when the
         #: pre-screen parsed one (analyses may use it to skip statements).
         self.tree = tree
-        #: ``tree``'s source text, when there is a tree.
+        #: The source text of ``tree`` (read only where there is a tree).
         self.text = text
         self._facts: dict[Any, Any] = {}
         #: Other files an analysis looked at (absolute path -> stat key, None where no file

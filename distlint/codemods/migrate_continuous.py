@@ -90,7 +90,7 @@ def _analyze(
     """The shared DL2xx analysis; bases from other modules are looked up next to ``path``
     (each file looked at is recorded in ``looked_at``); ``tree``: the parsed ``text``'s ``ast``."""
     external = ExternalBases(path, looked_at=looked_at)
-    return analyze_module(wrapper, config, external, tree, text if tree is not None else None)
+    return analyze_module(wrapper, config, external, tree, text)
 
 
 def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
