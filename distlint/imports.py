@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 from distlint.import_usage import ImportedName, ImportUsage, imported_names
 from distlint.import_usage import Scheduled as _Scheduled
+from distlint.libcst_shortcuts import matchers_gathered_once
 from distlint.module_code import ModuleCode
 
 
@@ -126,15 +127,16 @@ class ImportChanges:
         """
         from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-        if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
-            module = _add_at_top(module, self._additions)
-        scheduled: list[_Scheduled] = list(
-            dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
-        )
-        if self._elsewhere is not None:
-            scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
-        if scheduled:
-            module = _remove_unused(module, scheduled, self.code)
+        with matchers_gathered_once():
+            if AddImportsVisitor.CONTEXT_KEY in self._additions.scratch:
+                module = _add_at_top(module, self._additions)
+            scheduled: list[_Scheduled] = list(
+                dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
+            )
+            if self._elsewhere is not None:
+                scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
+            if scheduled:
+                module = _remove_unused(module, scheduled, self.code)
         return module
 
 

@@ -55,6 +55,7 @@ from distlint.codemods.rewrite import (
 from distlint.cst_utils import code_of
 from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
+from distlint.libcst_shortcuts import clone
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 # -- building the new module ---------------------------------------------------------------
@@ -332,6 +333,10 @@ class Emitter:
                 statements.append(
                     _variant_opts(variant, [d.test.name for d in cls.moved_tests_of(variant)])
                 )
+        # Copied members (attributes, helpers, the docstring) now appear in two classes, and a
+        # member moved with the tests in each class of a variant: one tree, distinct nodes. A
+        # moved test appears once (its class lost it) and is most of the body: not copied.
+        statements = [clone(s) for s in statements]
         moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
         for unit in cls.body.units:
             key = id(unit.statement)
@@ -342,7 +347,7 @@ class Emitter:
                 Placement.MOVE,
                 Placement.COPY,
             ):
-                statements.append(self._unit_statement(cls, unit))
+                statements.append(clone(self._unit_statement(cls, unit)))
         node = cls.node
         body = cst.IndentedBlock(
             body=pep8_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]
@@ -359,11 +364,10 @@ class Emitter:
                 name=cst.Name(name),
                 bases=[cst.Arg(_expression(n)) for n in bases],
                 body=body,
-                decorators=node.decorators,
+                decorators=[clone(d) for d in node.decorators],
                 leading_lines=leading,
             )
-            # Copied attribute lines and class decorators now appear twice: one tree, distinct nodes.
-            return [continuous.deep_clone()]
+            return [continuous]
         # torch's MultiProcContinuousTest keeps its workers on the class, so a subclass of a concrete
         # continuous class inherits its base's (finished) workers (pytorch/pytorch#191745): the tests
         # go to a mixin, and every concrete class derives from MultiProcContinuousTest directly.
@@ -379,10 +383,10 @@ class Emitter:
             name=cst.Name(name),
             bases=[cst.Arg(_expression(tests_name)), cst.Arg(_expression(continuous_base))],
             body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
-            decorators=node.decorators,
+            decorators=[clone(d) for d in node.decorators],
             leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
         )
-        return [tests.deep_clone(), concrete.deep_clone()]
+        return [tests, concrete]
 
     def _add(
         self, node: cst.ClassDef, statements: list[cst.BaseStatement], bases: Sequence[str] = ()

@@ -21,6 +21,7 @@ from distlint.analysis.pg.existing_continuous import tests_mixin_names
 from distlint.codemods import members as m
 from distlint.codemods.rewrite import with_blank_leading
 from distlint.cst_utils import is_string_statement
+from distlint.libcst_shortcuts import clone
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def extended(
         body.append(statement)
     bases = [cst.Arg(cst.Name(name)) for name in first_bases] + list(node.bases)
     block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
-    return node.with_changes(body=block.with_changes(body=body), bases=bases).deep_clone()
+    return clone(node.with_changes(body=block.with_changes(body=body), bases=bases))
 
 
 def _is_pass(statement: cst.BaseStatement) -> bool:

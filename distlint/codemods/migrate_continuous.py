@@ -38,7 +38,7 @@ from distlint.codemods.torch_runtime_holds import rng_state_holds
 from distlint.config import Config
 from distlint.import_usage import ImportUsage
 from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
-from distlint.source import decode_source, parse, verify_python
+from distlint.source import PreScreen, decode_source, parse, verify_python
 
 
 @dataclass
@@ -124,9 +124,7 @@ def _migrate(
         if not _screen(source, config):
             # Nothing to migrate: only say whether the file is valid Python (the C parser is
             # fast; libcst parses only to word the error like ``distlint check`` does).
-            try:
-                ast.parse(source, path)
-            except (SyntaxError, ValueError):
+            if not PreScreen(source, path).parses():
                 parse(source, path)
             return result
         tree = _ast_tree(source)
