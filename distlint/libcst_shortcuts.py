@@ -22,7 +22,6 @@ afterwards.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -35,7 +34,7 @@ _Node = TypeVar("_Node")
 def clone(node: _Node) -> _Node:
     """``node.deep_clone()`` of a validated tree, without validating the copy again."""
     with nodes_unvalidated():
-        return node.deep_clone()  # type: ignore[attr-defined, no-any-return]
+        return node.deep_clone()  # type: ignore[attr-defined]
 
 
 #: The three functions of ``libcst.matchers._visitors`` that search a visitor for decorated
@@ -69,8 +68,18 @@ def _skipping_undecorated(gather: Callable[[object], dict]) -> Callable[[object]
     return gather_if_decorated
 
 
-@functools.cache
+#: Per visitor class: whether it has decorated methods (classes are few and live as long).
+_DECORATED: dict[type, bool] = {}
+
+
 def _decorated(cls: type) -> bool:
+    known = _DECORATED.get(cls)
+    if known is None:
+        known = _DECORATED[cls] = _has_decorator_marks(cls)
+    return known
+
+
+def _has_decorator_marks(cls: type) -> bool:
     """Whether any attribute of ``cls`` (or its bases) carries a matcher decorator's mark."""
     from libcst.matchers import _visitors
 

@@ -48,9 +48,9 @@ from distlint.codemods.rewrite import (
     DROP_FINALLY,
     REMOVE,
     constant_property_as_attribute,
+    leaving_class,
     strip_blank_leading,
     to_classmethod,
-    zero_arg_super,
 )
 from distlint.cst_utils import code_of
 from distlint.import_usage import ImportUsage
@@ -240,7 +240,7 @@ class Emitter:
             attribute = constant_property_as_attribute(statement)
             if attribute is not None:
                 return attribute
-        return _movable(statement, cls.name)
+        return leaving_class(statement, cls.name)
 
     def _mixin(self, cls: FamilyClass, units: Sequence[m.Unit]) -> cst.ClassDef:
         partner = (
@@ -342,7 +342,9 @@ class Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
-                statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
+                statements.append(
+                    leaving_class(self.plan.rewritten.get(key, unit.statement), cls.name)
+                )
             elif unit.kind in ("method", "class") and cls.placement.get(key) in (
                 Placement.MOVE,
                 Placement.COPY,
@@ -409,7 +411,9 @@ class Emitter:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
                 self._schedule_edit_removals(key)
-                statements.append(_movable(self.plan.rewritten.get(key, unit.statement), cls.name))
+                statements.append(
+                    leaving_class(self.plan.rewritten.get(key, unit.statement), cls.name)
+                )
             elif (
                 unit.kind in ("method", "class", "attribute")
                 and cls.placement.get(key) in (Placement.MOVE, Placement.COPY)
@@ -578,16 +582,6 @@ def _ensure_main_block(
     """The ``__main__`` block that runs the tests (the DL101 fix, with the same ``runners``)."""
     runner = DISTLINT_RUNTIME if options.runtime == "distlint" else TORCH_RUNNER_MODULE
     return ensure_main_block(module, runner_module=runner, runners=runners)
-
-
-def _movable(statement: cst.BaseStatement, owner: str) -> cst.BaseStatement:
-    """A member leaving class ``owner``: ``super(owner, self)`` becomes ``super()`` (the planner
-    refused the class when that is not possible)."""
-    if isinstance(statement, cst.FunctionDef):
-        rewritten = zero_arg_super(statement, owner)
-        if rewritten is not None:
-            return rewritten
-    return statement
 
 
 def _expression(text: str) -> cst.BaseExpression:

@@ -338,6 +338,16 @@ class _ZeroArgSuper(cst.CSTTransformer):
         return updated.with_changes(args=[])
 
 
+def leaving_class(statement: cst.BaseStatement, owner: str) -> cst.BaseStatement:
+    """A member leaving class ``owner``: ``super(owner, self)`` becomes ``super()`` (the planner
+    refused the class when that is not possible)."""
+    if isinstance(statement, cst.FunctionDef):
+        rewritten = zero_arg_super(statement, owner)
+        if rewritten is not None:
+            return rewritten
+    return statement
+
+
 def zero_arg_super(function: cst.FunctionDef, owner: str) -> cst.FunctionDef | None:
     """``function`` (a method of class ``owner``) with each ``super(owner, self)`` made ``super()``,
     so that it can move to another class; None when one cannot be (another class, another receiver,
