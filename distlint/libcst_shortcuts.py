@@ -1,41 +1,23 @@
-"""Two costs of libcst that buy distlint nothing, skipped where they cannot matter.
+"""libcst's import visitors built without the search for matcher decorators they lack.
 
-- **Validating nodes copied from a valid tree.** libcst's nodes check their fields on
-  construction, which guards trees code assembles by hand; a copy of a validated tree
-  (``deep_clone``) passes by construction. :func:`clone` copies under
-  :func:`distlint.source.nodes_unvalidated`, the switch the parser's trees are built under.
-- **Looking for matcher decorators on visitors that have none.** Every instance of a
-  ``MatcherDecoratableTransformer`` / ``MatcherDecoratableVisitor`` (``AddImportsVisitor``,
-  ``RemoveImportsVisitor`` and the visitors they build) walks ``dir()`` of itself three times,
-  ~600 attributes each, looking for ``@visit``/``@leave``/``@call_if_inside`` functions: ~17 ms a
-  visitor, several visitors per import edit, more than the edit itself.
-  :func:`matchers_gathered_once` answers "none" from a per-class look at the class's own
-  attributes (they are what the decorators mark) and lets libcst gather as before for any class
-  that has some.
+Every instance of a ``MatcherDecoratableTransformer`` / ``MatcherDecoratableVisitor``
+(``AddImportsVisitor``, ``RemoveImportsVisitor`` and the visitors they build) walks ``dir()`` of
+itself three times, ~600 attributes each, looking for ``@visit``/``@leave``/``@call_if_inside``
+functions: ~17 ms a visitor, several visitors per import edit, more than the edit itself.
+:func:`matchers_gathered_once` answers "none" from a per-class look at the class's own
+attributes (they are what the decorators mark) and lets libcst gather as before for any class
+that has some.
 
-Both swap a libcst internal for the duration of a ``with`` block and restore it in ``finally``;
-distlint parses and rewrites on one thread, so nothing else runs meanwhile. They are pinned with
-the libcst versions in pyproject.toml, like the other internals distlint uses;
-tests/test_libcst_shortcuts.py checks the results equal libcst's own and that the hooks are back
-afterwards.
+It swaps libcst internals for the duration of a ``with`` block and restores them in ``finally``;
+distlint rewrites on one thread, so nothing else runs meanwhile. Pinned with the libcst versions
+in pyproject.toml, like the other internals distlint uses; tests/test_libcst_shortcuts.py checks
+the results equal libcst's own and that the hooks are back afterwards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
-
-from distlint.source import nodes_unvalidated
-
-_Node = TypeVar("_Node")
-
-
-def clone(node: _Node) -> _Node:
-    """``node.deep_clone()`` of a validated tree, without validating the copy again."""
-    with nodes_unvalidated():
-        return node.deep_clone()  # type: ignore[attr-defined]
-
 
 #: The three functions of ``libcst.matchers._visitors`` that search a visitor for decorated
 #: methods; each returns a dict that is empty for a class without decorators.

@@ -20,8 +20,7 @@ import io
 import re
 import symtable
 import tokenize
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
@@ -178,40 +177,30 @@ def parse(source: bytes | str, path: str) -> cst.Module:
 
 
 def _parse_without_validation(source: bytes | str) -> cst.Module:
-    """``libcst.parse_module`` without re-validating every node the parser builds from valid
-    source (:func:`nodes_unvalidated`); ``tests/test_source.py`` checks that the trees equal
-    validated ones."""
-    import libcst as cst
-
-    with nodes_unvalidated():
-        return cst.parse_module(source)
-
-
-@contextmanager
-def nodes_unvalidated() -> Iterator[None]:
-    """Nodes built inside the block skip libcst's field checks: for trees valid by construction.
+    """``libcst.parse_module`` without re-validating every node the parser builds.
 
     libcst's nodes validate their fields on construction (``CSTNode.__post_init__`` calls
     ``_validate``), which guards trees that code assembles by hand; a tree its own parser
-    built from valid source passes by construction (libcst's own comment there says as much),
-    and so does a copy of a validated tree. On PyTorch's 295 KB ``test_c10d_nccl.py`` the parse
-    makes 130,000 such calls, ~15% of its cost. The hook is switched off for the block only and
-    restored before anything else constructs a node (distlint parses and rewrites on one
-    thread); ``tests/test_source.py`` checks that construction validates again afterwards.
-    Pinned with the libcst versions in pyproject.toml, like the other internals distlint uses.
+    built from valid source passes by construction (libcst's own comment there says as much).
+    On PyTorch's 295 KB ``test_c10d_nccl.py`` that is 130,000 calls, ~15% of the parse. The
+    hook is switched off for this call only and restored before anything else constructs a
+    node (distlint parses on one thread); ``tests/test_source.py`` checks that the trees equal
+    validated ones and that construction validates again afterwards. Pinned with the libcst
+    versions in pyproject.toml, like the other internals distlint uses.
     """
+    import libcst as cst
     from libcst._nodes.base import CSTNode
 
     validating = CSTNode.__dict__["__post_init__"]
-    CSTNode.__post_init__ = _valid_by_construction  # type: ignore[method-assign,assignment]
+    CSTNode.__post_init__ = _built_by_the_parser  # type: ignore[method-assign,assignment]
     try:
-        yield
+        return cst.parse_module(source)
     finally:
         CSTNode.__post_init__ = validating  # type: ignore[method-assign]
 
 
-def _valid_by_construction(node: object) -> None:
-    """Stands in for ``CSTNode.__post_init__`` inside :func:`nodes_unvalidated`."""
+def _built_by_the_parser(node: object) -> None:
+    """Stands in for ``CSTNode.__post_init__`` while libcst's parser builds a tree."""
 
 
 def verify_python(source: bytes, path: str) -> None:

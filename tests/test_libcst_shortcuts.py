@@ -11,7 +11,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.matchers import _visitors
 from libcst.metadata import MetadataWrapper
 
-from distlint.libcst_shortcuts import _GATHERERS, clone, matchers_gathered_once
+from distlint.libcst_shortcuts import _GATHERERS, matchers_gathered_once
 
 MODULE = '''"""Doc."""
 import os
@@ -84,12 +84,3 @@ def test_the_gatherers_are_restored_even_when_the_block_raises() -> None:
         assert all(getattr(_visitors, name) is not before[name] for name in _GATHERERS)
         raise RuntimeError
     assert {name: getattr(_visitors, name) for name in _GATHERERS} == before
-
-
-def test_clone_is_an_equal_tree_of_new_nodes_and_validation_returns() -> None:
-    module = cst.parse_module(MODULE)
-    copy = clone(module)
-    assert copy.deep_equals(module) and copy.code == module.code
-    assert copy.body[0] is not module.body[0]
-    with pytest.raises(cst.CSTValidationError):  # construction validates again
-        cst.Name("not a name")

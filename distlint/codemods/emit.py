@@ -55,7 +55,6 @@ from distlint.codemods.rewrite import (
 from distlint.cst_utils import code_of
 from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
-from distlint.libcst_shortcuts import clone
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
 # -- building the new module ---------------------------------------------------------------
@@ -336,7 +335,7 @@ class Emitter:
         # Copied members (attributes, helpers, the docstring) now appear in two classes, and a
         # member moved with the tests in each class of a variant: one tree, distinct nodes. A
         # moved test appears once (its class lost it) and is most of the body: not copied.
-        statements = [clone(s) for s in statements]
+        statements = [s.deep_clone() for s in statements]
         moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
         for unit in cls.body.units:
             key = id(unit.statement)
@@ -349,7 +348,7 @@ class Emitter:
                 Placement.MOVE,
                 Placement.COPY,
             ):
-                statements.append(clone(self._unit_statement(cls, unit)))
+                statements.append(self._unit_statement(cls, unit).deep_clone())
         node = cls.node
         body = cst.IndentedBlock(
             body=pep8_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]
@@ -366,7 +365,7 @@ class Emitter:
                 name=cst.Name(name),
                 bases=[cst.Arg(_expression(n)) for n in bases],
                 body=body,
-                decorators=[clone(d) for d in node.decorators],
+                decorators=[d.deep_clone() for d in node.decorators],
                 leading_lines=leading,
             )
             return [continuous]
@@ -385,7 +384,7 @@ class Emitter:
             name=cst.Name(name),
             bases=[cst.Arg(_expression(tests_name)), cst.Arg(_expression(continuous_base))],
             body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
-            decorators=[clone(d) for d in node.decorators],
+            decorators=[d.deep_clone() for d in node.decorators],
             leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
         )
         return [tests, concrete]

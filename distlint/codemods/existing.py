@@ -21,7 +21,6 @@ from distlint.analysis.pg.existing_continuous import tests_mixin_names
 from distlint.codemods import members as m
 from distlint.codemods.rewrite import with_blank_leading
 from distlint.cst_utils import is_string_statement
-from distlint.libcst_shortcuts import clone
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def extended(
         body.append(statement)
     bases = [cst.Arg(cst.Name(name)) for name in first_bases] + list(node.bases)
     block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
-    return clone(node.with_changes(body=block.with_changes(body=body), bases=bases))
+    return node.with_changes(body=block.with_changes(body=body), bases=bases).deep_clone()
 
 
 def _is_pass(statement: cst.BaseStatement) -> bool:

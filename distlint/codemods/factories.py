@@ -24,7 +24,6 @@ from distlint.analysis.factories import (
     local_tensor_name,
 )
 from distlint.codemods.layout import call_layout
-from distlint.libcst_shortcuts import clone
 
 # What the codemod recognises is the analysis' (one definition); twin() below is the codemod's.
 __all__ = [
@@ -72,4 +71,4 @@ def twin(
     statement = factory.statement.with_changes(body=[small])
     if not keep_leading:
         statement = statement.with_changes(leading_lines=[])
-    return clone(statement)
+    return statement.deep_clone()
