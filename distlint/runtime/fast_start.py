@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from torch.testing._internal.common_distributed import MultiProcessTestCase
 
 from . import early_start, forkserver, start_method
-from .peer_wait import await_peers, default_store
+from .peer_wait import keep_pg_until_peers_pass, wait_for_peers_before_leaving
 
 COMMON_DISTRIBUTED = early_start.COMMON_DISTRIBUTED
 #: A file that imports this (or a module of it) opted in to fast start under pytest.
@@ -265,32 +265,14 @@ class FastStartProcess(mp_context.ForkServerProcess):
         # exit handlers do not run (torch's would spend 0.1-0.5 s un-registering its operator
         # libraries in a process about to end).
         _exit_with_dispatcher(self._parent_pid)  # type: ignore[attr-defined]  # not in typeshed
+        test_class = getattr(self._target, "__self__", None)  # type: ignore[attr-defined]
+        base = per_test_base()
+        if isinstance(test_class, type) and base is not None and issubclass(test_class, base):
+            keep_pg_until_peers_pass(test_class)
         try:
             super().run()
         finally:
-            _let_peers_finish_connecting()
-
-
-#: How long a rank leaving with its default PG still up waits for its peers to leave too.
-PEER_EXIT_WAIT_S = 3.0
-
-
-def _let_peers_finish_connecting() -> None:
-    """A rank that leaves with the default PG still up (a skip decorator under ``with_comms``
-    exits right after ``init_process_group``; a test that raised) waits, bounded, for its peers.
-
-    gloo's ``init_process_group`` returns on a rank once its own pairs are connected, while a peer
-    may still be finishing the handshake; a rank that leaves at once closes its sockets under it
-    ("Connection closed by peer"), and torch fails a test that should have skipped. A spawned
-    rank leaves slowly enough (exit handlers, interpreter shutdown: 0.1-0.5 s) that this is rare;
-    a forked one leaves with ``os._exit`` at once. Counted in the test's own store (fresh per
-    test), so ranks that all leave here leave together, and a peer that never comes costs at most
-    the bound."""
-    store = default_store()
-    if store is None:
-        return
-    dist = sys.modules["torch.distributed"]
-    await_peers(store, "distlint/rank-exit", dist.get_world_size(), PEER_EXIT_WAIT_S)
+            wait_for_peers_before_leaving()
 
 
 def _popen(process_obj: Any) -> Any:

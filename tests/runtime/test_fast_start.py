@@ -741,6 +741,22 @@ def test_ranks_that_skip_right_after_pg_init_all_skip(tmp_path):
     assert_run_left_nothing(env)
 
 
+def test_ranks_whose_test_passed_keep_their_pg_until_their_peers_are_done(tmp_path):
+    """torch destroys a rank's PG as soon as its test returns; a fast-start rank then waits
+    (bounded, in the test's store) for its peers first, so a peer still in gloo's handshake keeps
+    its connection (before: 5 of 168 such tests failed with "Connection closed by peer" on an idle
+    machine, and a rank was gone a second after its test passed)."""
+    report = tmp_path / "report.xml"
+    env = subprocess_env(tmp_path)
+    command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
+    command += [str(CASES / "pass_after_init_case.py"), "--distlint-fast-start"]
+    proc = run_python([*command, f"--junit-xml={report}"], env, 180, cwd=tmp_path)
+    expected = {"PassAfterInit.test_a_passing_rank_stays_while_a_peer_works": "passed"}
+    expected.update({f"PassAfterInit.test_init_only_{name}": "passed" for name in "bcdefgh"})
+    assert outcomes_of(read_junit(report)) == expected, proc.stdout[-3000:]
+    assert_run_left_nothing(env)
+
+
 def test_a_rank_waits_for_its_peers_in_the_store_but_never_past_the_bound():
     import threading
 
