@@ -98,7 +98,13 @@ class ImportChanges:
         from distlint.import_usage import read_names
 
         wrapper = self._removals.wrapper
-        if isinstance(node, (cst.Import, cst.ImportFrom)) or wrapper is None:
+        if wrapper is None:
+            # libcst would fail too, with an error whose type depends on its version.
+            raise ValueError(
+                "removing the imports a node uses needs the MetadataWrapper of its module: "
+                "the metadata is not computed for this node"
+            )
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
             RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
             return self
         if self._original_imports is None:

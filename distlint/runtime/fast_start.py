@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from torch.testing._internal.common_distributed import MultiProcessTestCase
 
 from . import early_start, forkserver, start_method
-from .peer_wait import keep_pg_until_peers_pass, wait_for_peers_before_leaving
+from .peer_wait import hold_pg_until_peers_are_done, wait_for_peers_before_leaving
 
 COMMON_DISTRIBUTED = early_start.COMMON_DISTRIBUTED
 #: A file that imports this (or a module of it) opted in to fast start under pytest.
@@ -268,7 +268,7 @@ class FastStartProcess(mp_context.ForkServerProcess):
         test_class = getattr(self._target, "__self__", None)  # type: ignore[attr-defined]
         base = per_test_base()
         if isinstance(test_class, type) and base is not None and issubclass(test_class, base):
-            keep_pg_until_peers_pass(test_class)
+            hold_pg_until_peers_are_done(test_class)
         try:
             super().run()
         finally:

@@ -3,9 +3,10 @@ never comes (it failed, it hangs) costs at most the bound, never a hang."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 #: How often the count is read while waiting.
 POLL_S = 0.005
@@ -39,22 +40,27 @@ def default_store() -> Any | None:
 
 # -- a rank leaving its test with the PG up (fast start's per-test and continuous ranks) --------
 
-#: How long a rank leaving with its default PG still up (it skipped, or raised) waits for its peers.
+#: How long a rank leaving with its default PG still up waits for its peers to be done too.
 PEER_EXIT_WAIT_S = 3.0
-#: How long a rank whose test passed keeps its PG up for its peers: longer, as it costs a run
-#: nothing while its peers are still busy (torch's dispatcher waits for every rank anyway, and
-#: stops the waiting ones as soon as a peer exits with the error code) and a loaded machine can
-#: keep a peer in gloo's handshake for seconds. It is paid only when a peer dies otherwise (a
-#: signal, ``os._exit``) while the others pass.
-PASSED_PEER_WAIT_S = 5.0
 #: Where every rank of a test counts itself in once it is done with its test.
 EXIT_KEY = "distlint/rank-exit"
 
-#: Whether this rank has counted itself in at :data:`EXIT_KEY` (it does so once, its test done).
+#: Whether this rank has counted itself in at :data:`EXIT_KEY` (once: it is done once).
 _counted = False
 
 
-def wait_for_peers_before_leaving(timeout_s: float = PEER_EXIT_WAIT_S) -> None:
+def _store_to_count_in_once() -> Any | None:
+    """The store to count this rank in as done at, the first time only; None: counted already,
+    or no PG."""
+    global _counted
+    store = default_store()
+    if store is None or _counted:
+        return None
+    _counted = True
+    return store
+
+
+def wait_for_peers_before_leaving() -> None:
     """A rank that leaves with the default PG still up waits, bounded, for its peers to be done.
 
     gloo's ``init_process_group`` returns on a rank once its own pairs are connected, while a
@@ -62,26 +68,25 @@ def wait_for_peers_before_leaving(timeout_s: float = PEER_EXIT_WAIT_S) -> None:
     closed by peer") fails the peer's test. A spawned rank leaves slowly enough (exit handlers,
     interpreter shutdown: 0.1-0.5 s) that this is rare; a forked one leaves with ``os._exit`` at
     once. Counted in the test's own store (fresh per test), so ranks that all leave here leave
-    together, and a peer that never comes costs at most the bound. Once per rank: a rank that
-    waited after its test passed does not count itself in again on its way out."""
-    global _counted
-    store = default_store()
-    if store is None or _counted:
-        return
-    _counted = True
-    dist = sys.modules["torch.distributed"]
-    await_peers(store, EXIT_KEY, dist.get_world_size(), timeout_s)
+    together, and a peer that never comes (it hangs, a signal killed it) costs at most the bound."""
+    store = _store_to_count_in_once()
+    if store is not None:
+        dist = sys.modules["torch.distributed"]
+        await_peers(store, EXIT_KEY, dist.get_world_size(), PEER_EXIT_WAIT_S)
 
 
-def keep_pg_until_peers_pass(test_class: type) -> None:
-    """Make this rank wait for its peers between its test passing and torch's ``run_test``
-    destroying the PG (``destroy_pg_upon_exit``), in this rank process only.
+def hold_pg_until_peers_are_done(test_class: type) -> None:
+    """In this rank process only: wait for the peers (:func:`wait_for_peers_before_leaving`)
+    between the test passing and torch's ``run_test`` destroying the PG, and count a rank that a
+    test ends with ``os._exit`` in as done, so that its peers need not wait for it.
 
     torch destroys the PG the moment the test body returns: a collective that does not connect
     every pair (a broadcast, none at all) lets a rank close its sockets while a peer is still in
     gloo's handshake, and the peer's test fails with "Connection closed by peer" (measured with
-    forked ranks on an idle machine: 5 of 168 tests that only create the PG, then none of 312).
-    A rank whose test raised or skipped leaves through :func:`wait_for_peers_before_leaving`."""
+    forked ranks on an idle machine: 5 of 168 tests that only create the PG, then none of 120).
+    The wait costs a run nothing while the peers are busy (torch waits for every rank anyway, and
+    stops the waiting ones as soon as a peer exits with its error code); a rank whose test raised
+    or skipped waits on its way out instead."""
     run_test = test_class.run_test  # type: ignore[attr-defined]
 
     def run_test_then_wait(self: Any, test_name: str, parent_pipe: Any) -> None:
@@ -89,9 +94,21 @@ def keep_pg_until_peers_pass(test_class: type) -> None:
 
         def test_then_wait() -> None:
             test()
-            wait_for_peers_before_leaving(PASSED_PEER_WAIT_S)
+            wait_for_peers_before_leaving()
 
         setattr(self, test_name, test_then_wait)  # what run_test looks up and calls
         run_test(self, test_name, parent_pipe)
 
     test_class.run_test = run_test_then_wait  # type: ignore[attr-defined]
+    leave = os._exit
+
+    def exit_counted_in(status: int) -> NoReturn:
+        store = _store_to_count_in_once()
+        if store is not None:
+            try:
+                store.add(EXIT_KEY, 1)
+            except Exception:  # noqa: BLE001 - the store went with a peer: no one to tell
+                pass
+        leave(status)
+
+    os._exit = exit_counted_in

@@ -4,13 +4,18 @@ test returns; a forked rank then leaves at once, and a peer still finishing gloo
 its connection ("Connection closed by peer") and fails a test that passed everywhere else.
 
 ``test_a_passing_rank_stays_while_a_peer_works`` shows the wait itself, without the handshake's
-timing: rank 1 finds rank 0, whose test passed a second ago, still there."""
+timing: rank 1 finds rank 0, whose test passed a second ago, still there. A rank that a test ends
+with ``os._exit`` counts itself in as done on its way, so its peers need not wait for it
+(``test_b_a_rank_ending_with_os_exit_is_counted_done``)."""
 
 import os
 import time
 
 import torch.distributed as dist
+from torch.distributed.distributed_c10d import _get_default_store
 from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+from distlint.runtime.peer_wait import EXIT_KEY
 
 
 def _state(pid: int) -> str:
@@ -41,6 +46,16 @@ class PassAfterInit(MultiProcessTestCase):
         pid = int(store.get("rank-0-pid"))
         time.sleep(1.0)
         self.assertNotEqual(_state(pid), "Z")
+
+    def test_b_a_rank_ending_with_os_exit_is_counted_done(self):
+        self._init()
+        dist.barrier()
+        if self.rank != 0:
+            os._exit(0)
+        store, deadline = _get_default_store(), time.monotonic() + 30
+        while store.add(EXIT_KEY, 0) < self.world_size - 1:
+            self.assertLess(time.monotonic(), deadline, "the ranks that left are not counted")
+            time.sleep(0.01)
 
     def test_init_only_b(self):
         self._init()
