@@ -733,7 +733,7 @@ def test_ranks_that_skip_right_after_pg_init_all_skip(tmp_path):
     report = tmp_path / "report.xml"
     env = subprocess_env(tmp_path)
     command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
-    command += [str(CASES / "skip_after_init_case.py"), "--distlint-fast-start"]
+    command += [f"{CASES / 'exit_wait_case.py'}::SkipAfterInit", "--distlint-fast-start"]
     proc = run_python([*command, f"--junit-xml={report}"], env, 180, cwd=tmp_path)
     assert outcomes_of(read_junit(report)) == {
         f"SkipAfterInit.test_{name}": "skipped" for name in "abcd"
@@ -750,7 +750,7 @@ def test_ranks_whose_test_passed_keep_their_pg_until_their_peers_are_done(tmp_pa
     report = tmp_path / "report.xml"
     env = subprocess_env(tmp_path)
     command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
-    command += [str(CASES / "pass_after_init_case.py"), "--distlint-fast-start"]
+    command += [f"{CASES / 'exit_wait_case.py'}::PassAfterInit", "--distlint-fast-start"]
     proc = run_python([*command, f"--junit-xml={report}"], env, 180, cwd=tmp_path)
     expected = {
         "PassAfterInit.test_a_passing_rank_stays_while_a_peer_works": "passed",
