@@ -81,13 +81,20 @@ class FreshGroupPerTest(ReusedWorkersTest):
 
     def test_d_expects_its_collective_to_time_out(self):
         self._fresh()
+        store = self._store()
         # A long timeout to connect (a loaded machine), a short one for the collective.
-        pg = dist.ProcessGroupGloo(self._store(), self.rank, 2, timedelta(seconds=30))
+        pg = dist.ProcessGroupGloo(store, self.rank, 2, timedelta(seconds=30))
         if self.rank == 0:
             opts = dist.AllreduceOptions()
             opts.timeout = timedelta(seconds=1)
             with self.assertRaisesRegex(RuntimeError, "[Tt]imed out|[Tt]imeout"):
                 pg.allreduce([torch.ones(1)], opts).wait()
+            store.set("rank-0-timed-out", "1")
+        else:
+            # Rank 1 keeps its end of the PG, never joining the collective, until rank 0 is done:
+            # dropping it at once closed its sockets under rank 0 while rank 0 was still in gloo's
+            # handshake ("Connection closed by peer"), and the PG's creation failed instead.
+            store.wait(["rank-0-timed-out"], timedelta(seconds=30))
 
     def test_e_fails_on_rank1(self):
         self._fresh()
