@@ -97,6 +97,9 @@ class ImportChanges:
 
         from distlint.import_usage import read_names
 
+        if isinstance(node, (cst.Import, cst.ImportFrom)):  # names what it removes: no wrapper
+            RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
+            return self
         wrapper = self._removals.wrapper
         if wrapper is None:
             # libcst would fail too, with an error whose type depends on its version.
@@ -104,9 +107,6 @@ class ImportChanges:
                 "removing the imports a node uses needs the MetadataWrapper of its module: "
                 "the metadata is not computed for this node"
             )
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            RemoveImportsVisitor.remove_unused_import_by_node(self._removals, node)
-            return self
         if self._original_imports is None:
             source = self._source if self._source is not None else wrapper.module.bytes
             self._original_imports = imported_names(source)

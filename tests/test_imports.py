@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import cast
 
 import libcst as cst
 import pytest
@@ -113,6 +114,15 @@ def test_removing_by_node_needs_the_wrapper_of_that_node():
     module = _module("import os\nos.getcwd()\n")
     with pytest.raises(ValueError, match="metadata is not computed"):
         ImportChanges().remove_used_by(module.body[1])
+
+
+def test_removing_an_import_statement_by_node_needs_no_wrapper():
+    module = _module("import os\nimport sys\nsys.exit()\n")
+    import_os, import_sys = (
+        cast(cst.SimpleStatementLine, line).body[0] for line in module.body[:2]
+    )
+    changes = ImportChanges().remove_used_by(import_os).remove_used_by(import_sys)
+    assert changes.apply(module).code == "import sys\nsys.exit()\n"
 
 
 def test_additions_and_removals_in_one_go():
