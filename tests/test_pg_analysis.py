@@ -28,6 +28,7 @@ from distlint.analysis.model import (
 )
 from distlint.analysis.pg import analyze_module
 from distlint.analysis.pg.eligibility import code
+from distlint.codemods.migrate_continuous import migrate_source
 from distlint.config import Config, ConfigResolver
 from distlint.linter import lint_source
 from distlint.rules import rules_by_code
@@ -466,6 +467,64 @@ def test_trailing_destroy_and_try_finally_are_teardown():
     )
     assert early.teardown == []
     assert {i.reason for i in early.ineligible} == {Reason.DESTROYS_PG_EARLY}
+
+
+def test_a_one_line_if_or_finally_is_teardown_only_when_it_only_destroys():
+    """``if x: y`` on one line holds ``y`` in the line itself: a test ending in a one-line
+    assertion keeps it (migrate once dropped it as teardown, so the moved test asserted
+    nothing), and a one-line ``finally:`` doing more than destroy keeps its ``try``."""
+    init = (
+        'dist.init_process_group("gloo", init_method=f"file://{self.file_name}", '
+        "rank=self.rank, world_size=self.world_size)"
+    )
+    body = textwrap.dedent(f"""
+        def test_asserts_last(self):
+            {init}
+            tensor = torch.ones(2)
+            dist.all_reduce(tensor)
+            if self.rank == 0: self.assertEqual(tensor, torch.full((2,), 2.0))
+
+        def test_destroys_if_initialized(self):
+            {init}
+            dist.barrier()
+            if dist.is_initialized(): dist.destroy_process_group()
+
+        def test_finally_only_destroys(self):
+            {init}
+            try:
+                dist.barrier()
+            finally: dist.destroy_process_group()
+
+        def test_finally_does_more(self):
+            {init}
+            try:
+                dist.barrier()
+            finally: os.environ.pop("SOME_KEY", None)
+
+        def test_one_line_try_body(self):
+            {init}
+            try: dist.barrier()
+            finally:
+                dist.destroy_process_group()
+        """)
+    source = per_test_class(body)
+    analysis = only_class(source)
+    asserts, if_initialized, only_destroys, does_more, one_line_try = analysis.tests
+    assert asserts.teardown == [] and asserts.eligible
+    last = if_initialized.node.body.body[-1]
+    assert if_initialized.teardown == [last] and if_initialized.eligible
+    assert len(only_destroys.teardown) == 1 and isinstance(only_destroys.teardown[0], cst.Try)
+    assert only_destroys.eligible
+    assert does_more.teardown == [] and does_more.eligible
+    # No block to unwrap the try into: its destroy is an early one (the test stays per test).
+    assert one_line_try.teardown == []
+    assert {i.reason for i in one_line_try.ineligible} == {Reason.DESTROYS_PG_EARLY}
+    migrated = migrate_source(source.encode(), "test_one_line.py")
+    assert migrated.error is None and migrated.migrated is not None
+    code = migrated.migrated.decode()
+    assert "if self.rank == 0: self.assertEqual(tensor, torch.full((2,), 2.0))" in code
+    assert 'finally: os.environ.pop("SOME_KEY", None)' in code
+    assert "if dist.is_initialized(): dist.destroy_process_group()" not in code
 
 
 def test_helper_that_ends_in_destroy_called_last():

@@ -43,6 +43,10 @@ def trailing_teardown(
             tail_ids |= {id(s) for s in _suite(statement.body)[-1:]}
             teardown_ids -= _simple_statement_ids(statement.body)
             teardown_ids |= _simple_statement_ids(statement.finalbody)  # type: ignore[arg-type]
+        if _one_line_teardown(statement):
+            # ``if ...: destroy()`` or ``finally: destroy()`` on one line: no line of its own
+            # holds the destroy, whose innermost statement is the ``if`` or ``try`` itself.
+            teardown_ids.add(id(statement))
     first = indices[0] if indices else len(body)
     if first > 0:
         tail_ids.add(id(body[first - 1]))
@@ -53,24 +57,53 @@ def _is_teardown(
     statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False
 ) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
-        return all(
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, cst.Call)
-            and is_destroy_call(small.value)
-            for small in statement.body
-        )
+        return _only_destroy_calls(statement.body, is_destroy_call)
     if isinstance(statement, cst.Try) and allow_try:
-        # try: <test> finally: destroy_process_group() -- the finally only tears down
+        # try: <test> finally: destroy_process_group() -- the finally only tears down (and
+        # the body is a block: ``try: x()`` on one line has no statements to unwrap it into)
         return (
-            not statement.handlers
+            isinstance(statement.body, cst.IndentedBlock)
+            and not statement.handlers
             and statement.orelse is None
             and statement.finalbody is not None
-            and all(_is_teardown(s, is_destroy_call) for s in _suite(statement.finalbody.body))
+            and _suite_is_teardown(statement.finalbody.body, is_destroy_call)
         )
     if isinstance(statement, cst.If) and statement.orelse is None:
         # if dist.is_initialized(): dist.destroy_process_group()
-        return all(_is_teardown(s, is_destroy_call) for s in _suite(statement.body))
+        return _suite_is_teardown(statement.body, is_destroy_call)
     return False
+
+
+def _one_line_teardown(statement: cst.BaseStatement) -> bool:
+    """A teardown ``if`` whose body, or ``try`` whose ``finally``, is on its own line: the
+    only calls whose innermost statement is that ``if`` or ``try`` are the teardown's (a
+    teardown ``try``'s body is a block: :func:`_is_teardown`)."""
+    if isinstance(statement, cst.If):
+        return isinstance(statement.body, cst.SimpleStatementSuite)
+    return (
+        isinstance(statement, cst.Try)
+        and statement.finalbody is not None
+        and isinstance(statement.finalbody.body, cst.SimpleStatementSuite)
+    )
+
+
+def _suite_is_teardown(suite: cst.BaseSuite, is_destroy_call: IsDestroyCall) -> bool:
+    if isinstance(suite, cst.SimpleStatementSuite):
+        # ``if x: y`` on one line: its statements are the suite's own, not an indented block's
+        # (an empty block read as "all teardown" would drop ``y``, an assertion as often as not).
+        return _only_destroy_calls(suite.body, is_destroy_call)
+    return all(_is_teardown(s, is_destroy_call) for s in _suite(suite))
+
+
+def _only_destroy_calls(
+    statements: Sequence[cst.BaseSmallStatement], is_destroy_call: IsDestroyCall
+) -> bool:
+    return all(
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and is_destroy_call(small.value)
+        for small in statements
+    )
 
 
 def _simple_statement_ids(node: cst.CSTNode) -> set[int]:
