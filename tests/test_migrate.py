@@ -1653,3 +1653,48 @@ def test_a_factory_call_that_cannot_follow_the_tests_keeps_them_and_dl201_calls_
     assert not result.changed
     [finding] = lint_source(source, "test_factory.py", Config(select=("DL201",))).findings
     assert "; migratable:" in finding.message  # the rewrite's refusal, not the test's
+
+
+def test_a_test_whose_pg_helper_lives_outside_the_migrated_classes_stays() -> None:
+    """A same-file mixin's helper that creates the PG and does test work: the continuous class
+    would inherit it unrewritten and create a second default PG over the shared one, so the
+    test stays (it was moved once, calling the mixin's ``init_process_group`` as it was)."""
+    result = _source_result(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.testing._internal.common_distributed import MultiProcessTestCase
+        from torch.testing._internal.common_utils import run_tests
+
+
+        class ModelHelpers:
+            def _init_with_model(self):
+                store = dist.FileStore(self.file_name, self.world_size)
+                dist.init_process_group(
+                    "gloo", store=store, rank=self.rank, world_size=self.world_size
+                )
+                self.model = torch.nn.Linear(2, 2)
+
+
+        class MixinTest(ModelHelpers, MultiProcessTestCase):
+            world_size = 2
+
+            def setUp(self):
+                super().setUp()
+                self._spawn_processes()
+
+            def test_forward(self):
+                self._init_with_model()
+                out = self.model(torch.ones(2))
+                dist.all_reduce(out)
+                self.assertEqual(out.shape, torch.Size([2]))
+
+
+        if __name__ == "__main__":
+            run_tests()
+        """
+    )
+    assert result.error is None and not result.changed, result.diff()
+    ((test, code),) = [(e.test, e.code) for cls in result.report.classes for e in cls.kept]
+    assert (test, code) == ("test_forward", "rewrite"), result.report.text()
+    assert "_init_with_model()" in result.report.text()

@@ -98,6 +98,7 @@ class Planner:
         self.suffix = suffix
         self.names: QualifiedNames = qualified_name_map(wrapper)
         self.classes: dict[str, FamilyClass] = {}
+        self._members: set[int] | None = None
         self.order: list[FamilyClass] = []
         self.top_level_names: set[str] = set()
         self.instantiations: dict[str, list[FactoryCall]] = {}
@@ -410,6 +411,17 @@ class Planner:
                 except RewriteError as exc:
                     decision.leave(Why.REWRITE.code, f"{Why.REWRITE.text}: {exc}")
 
+    def _family_members(self) -> set[int]:
+        """``id()`` of every statement in the body of a class of a family (what emit rewrites)."""
+        if self._members is None:
+            self._members = {
+                id(statement)
+                for family in self.classes.values()
+                if isinstance(family.node.body, cst.IndentedBlock)
+                for statement in family.node.body.body
+            }
+        return self._members
+
     def _prepare_rewrite(self, cls: FamilyClass, test: TestAnalysis) -> None:
         """Record the edits that make ``test`` use the shared PG (raises RewriteError)."""
         edits: dict[int, FunctionEdits] = {}
@@ -421,6 +433,15 @@ class Planner:
             helpers[id(helper)] = helper  # the helper ends in the PG teardown: it is rewritten too
             edit = DROP_FINALLY if isinstance(statement, cst.Try) else REMOVE
             edits.setdefault(id(helper), FunctionEdits.empty()).statements[id(statement)] = edit
+        for helper in helpers.values():
+            if id(helper) not in self._family_members():
+                # Only the classes of a family are emitted: a rewrite of a helper elsewhere (a
+                # same-file mixin, a module function) would be lost, and the moved test would
+                # create or destroy a PG on the shared one.
+                raise RewriteError(
+                    f"its PG is created or torn down in {helper.name.value}(), "
+                    "which is not a method of a class distlint migrates"
+                )
         functions.update(helpers)
         for statement in test.teardown:
             owner = next((f for f in functions.values() if _contains(f, statement)), None)
