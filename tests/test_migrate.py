@@ -1698,3 +1698,179 @@ def test_a_test_whose_pg_helper_lives_outside_the_migrated_classes_stays() -> No
     ((test, code),) = [(e.test, e.code) for cls in result.report.classes for e in cls.kept]
     assert (test, code) == ("test_forward", "rewrite"), result.report.text()
     assert "_init_with_model()" in result.report.text()
+
+
+#: A per-test gloo class around ``{members}`` (methods, written at class level).
+CLASS_AROUND = """
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.common_distributed import MultiProcessTestCase
+    from torch.testing._internal.common_utils import run_tests
+
+
+    class T(MultiProcessTestCase):
+        world_size = 2
+
+        def setUp(self):
+            super().setUp()
+            self._spawn_processes()
+
+        def _init(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+{members}
+"""
+
+
+@pytest.mark.parametrize(
+    "members, code",
+    [
+        # The condition of a trailing "teardown" asserts: dropping it would drop the check.
+        (
+            """
+        def _verify(self, t):
+            self.assertEqual(t, torch.full((2,), 2.0))
+            return True
+
+        def test_verified_teardown(self):
+            self._init()
+            t = torch.ones(2)
+            dist.all_reduce(t)
+            if self._verify(t): dist.destroy_process_group()
+""",
+            "destroys-pg-early",
+        ),
+        # ``x = self._helper()`` where the helper returns what it reduced, not the PG.
+        (
+            """
+        def _allreduce_ones(self):
+            self._init()
+            t = torch.ones(2)
+            dist.all_reduce(t)
+            return t
+
+        def test_helper_result(self):
+            result = self._allreduce_ones()
+            self.assertEqual(result, torch.full((2,), 2.0))
+""",
+            "rewrite",
+        ),
+        # The line creating the PG goes on to use it (and asserts on it).
+        (
+            """
+        def _create_pg(self):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank, world_size=2)
+            return dist.group.WORLD
+
+        def test_uses_the_line(self):
+            self.assertEqual(self._create_pg().size(), 3)
+            dist.barrier()
+""",
+            "rewrite",
+        ),
+        # A helper's PG creation is what the test expects to fail.
+        (
+            """
+        def _bad_init(self):
+            dist.init_process_group("gloo", init_method="bogus://x", rank=self.rank,
+                                    world_size=self.world_size)
+
+        def test_bad_init_in_a_helper(self):
+            with self.assertRaises(RuntimeError):
+                self._bad_init()
+""",
+            "expects-failure",
+        ),
+        # A helper's collective is what the test expects to fail.
+        (
+            """
+        def _mismatched(self):
+            dist.all_reduce(torch.ones(self.rank + 1))
+
+        def test_mismatch_in_a_helper(self):
+            self._init()
+            with self.assertRaisesRegex(RuntimeError, "Connection closed by peer"):
+                self._mismatched()
+""",
+            "expects-failure",
+        ),
+        # The test hands destroy_process_group to addCleanup: it would destroy the shared PG.
+        (
+            """
+        def test_cleanup_destroys(self):
+            self._init()
+            self.addCleanup(dist.destroy_process_group)
+            dist.barrier()
+""",
+            "destroys-pg-early",
+        ),
+    ],
+)
+def test_a_test_whose_pg_use_the_rewrite_would_change_keeps_its_own_pg(
+    members: str, code: str
+) -> None:
+    """Shapes where moving the test would drop or change what it tests: each keeps its own PG
+    (on reused workers) with its reason, and nothing of it changes."""
+    result = _source_result(
+        CLASS_AROUND.format(members=textwrap.indent(textwrap.dedent(members), " " * 8)),
+        reused_workers=True,
+    )
+    assert result.error is None, result.error
+    (report,) = result.report.classes
+    assert report.moved == [], result.report.text()
+    ((test, got),) = [(entry.test, entry.code) for entry in report.reused]
+    assert got == code, result.report.text()
+    migrated = result.migrated.decode()
+    # The test's own lines, as written, in the class it stays in.
+    written = f"def {test}(self):" + textwrap.dedent(members).split(f"def {test}(self):")[1]
+    assert textwrap.indent(written, "    ") in migrated, result.diff()
+
+
+def test_a_subclass_whose_continuous_name_is_taken_says_so_for_its_base() -> None:
+    """The base's tests stay because the subclass cannot move (its continuous class's name is
+    taken): the reason names the subclass's own refusal (this once raised UnboundLocalError)."""
+    result = _source_result(
+        PER_TEST_HEADER
+        + textwrap.indent(
+            SPAWNING_CLASS.format(
+                name="BaseTest", base="MultiProcessTestCase", extra="", args=GLOO_ARGS
+            )
+            + "\n\nclass ChildTest(BaseTest):\n    def test_child(self):\n        pass\n"
+            + "\n\ndef ChildTestContinuous():\n    pass\n",
+            "    ",
+        )
+    )
+    assert result.error is None, result.error
+    kept = {e.test: (e.code, e.text) for cls in result.report.classes for e in cls.kept}
+    assert kept["test_all_reduce"][0] == "subclass"
+    assert "ChildTest inherits it and cannot be migrated: the name" in kept["test_all_reduce"][1]
+    assert "ChildTestContinuous" in kept["test_all_reduce"][1]
+
+
+def test_a_same_file_destroy_pg_that_asserts_first_is_test_work() -> None:
+    """``destroy_pg`` is torch's teardown-only name, but a same-file one that gathers and
+    asserts before destroying does test work: the call stays and only its destroy goes (the
+    whole call was once dropped as teardown, and with it the assertion)."""
+    members = """
+        def destroy_pg(self):
+            out = [None] * self.world_size
+            dist.all_gather_object(out, self.rank)
+            self.assertEqual(out, list(range(self.world_size)))
+            dist.destroy_process_group()
+
+        def test_checked_at_teardown(self):
+            self._init()
+            t = torch.ones(2)
+            dist.all_reduce(t)
+            self.destroy_pg()
+"""
+    result = _source_result(
+        CLASS_AROUND.format(members=textwrap.indent(textwrap.dedent(members), " " * 8))
+    )
+    assert result.error is None, result.error
+    assert result.report.classes[0].moved == ["test_checked_at_teardown"]
+    migrated = result.migrated.decode()
+    assert "        dist.all_reduce(t)\n        self.destroy_pg()\n" in migrated, result.diff()
+    assert "self.assertEqual(out, list(range(self.world_size)))" in migrated
+    assert "dist.destroy_process_group()" not in migrated

@@ -233,7 +233,7 @@ class Placer:
                     for decision in ancestor.moved_tests():
                         decision.leave(
                             Why.SUBCLASS.code,
-                            f"{cls.name} inherits it and cannot be migrated: {problem[1]}",
+                            f"{cls.name} inherits it and cannot be migrated: {refusal[1]}",
                         )
                 changed = True
         return changed

@@ -80,6 +80,9 @@ class Scan:
     exits: list[Event] = field(default_factory=list)  # non-skip sys.exit/os._exit
     kills: list[Event] = field(default_factory=list)  # os.kill, .kill(), ...
     raises: list[Event] = field(default_factory=list)  # init/collective expected to raise
+    #: Collectives called (a helper's tell whether a call to it inside ``assertRaises`` expects
+    #: the PG to fail).
+    collectives: list[Event] = field(default_factory=list)
     file_name_uses: list[Event] = field(default_factory=list)  # self.file_name beyond the store
     self_attributes: list[str] = field(default_factory=list)
     #: Store statements of this function's body used only to build PGs.

@@ -171,6 +171,7 @@ def finish(
         exits=list(walked.exits),
         kills=list(walked.kills),
         raises=list(walked.raises),
+        collectives=list(walked.collectives),
         self_attributes=list(walked.self_attributes),
         teardown=list(walked.teardown),
     )
@@ -199,6 +200,7 @@ def finish(
         if inner.creations:
             creation_call_ids.add(id(helper_call.call))
         _lift(walker, scan, inner, helper_call)
+        _expects_the_helper_to_fail(scan, inner, helper_call)
 
     _stores_and_file_name(walker, scan, creation_call_ids)
     for events in (scan.destroys, scan.aborts):
@@ -267,6 +269,19 @@ def _bind(walker: WalkedFunction, helper_call: HelperCall, binding: Binding | No
     return Binding(bound, star_kwargs, tuple(extra))
 
 
+def _expects_the_helper_to_fail(scan: Scan, inner: Scan, helper_call: HelperCall) -> None:
+    """``with self.assertRaises(...): self._bad_init()``: a helper that creates a PG, or runs a
+    collective outside an argument check, called where the test expects an error, expects
+    the PG to fail (the helper's own walk sees no ``assertRaises`` around its calls)."""
+    site = helper_call.site
+    if not site.in_raises:
+        return
+    if inner.creations:
+        scan.raises.append(Event(site, f"{helper_call.label}() -> {inner.creations[0].api}()"))
+    elif inner.collectives and not site.argument_check:
+        scan.raises.append(Event(site, f"{helper_call.label}() -> {inner.collectives[0].what}"))
+
+
 def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCall) -> None:
     """Re-express a helper's events as events of the call to it in this function."""
     site = helper_call.site
@@ -294,6 +309,7 @@ def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCa
         (scan.exits, inner.exits),
         (scan.kills, inner.kills),
         (scan.raises, inner.raises),
+        (scan.collectives, inner.collectives),
         (scan.file_name_uses, inner.file_name_uses),
     ):
         target.extend(replace(event, site=lift(event.site)) for event in source)

@@ -54,7 +54,7 @@ from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
 from distlint.analysis.pg.raises import argument_check_context
-from distlint.analysis.pg.teardown import trailing_teardown
+from distlint.analysis.pg.teardown import only_tears_down, trailing_teardown
 from distlint.analysis.walk import code_children, kind_test, visit_read_only
 from distlint.config import Config
 from distlint.skipcodes import PYTORCH_SKIPS
@@ -360,6 +360,7 @@ class Walker(WalkedFunction):
             target = node.args[0].value if node.args else None
             self.scan.aborts.append(Event(self._site(node), f"{member}()", target))
         elif member in COLLECTIVES:
+            self.scan.collectives.append(Event(self._site(node), f"{member}()"))
             self._maybe_raises(node, f"{member}()")
         elif self._environment_call(node):
             pass
@@ -367,6 +368,25 @@ class Walker(WalkedFunction):
             self._other_call(node)
         if self._is_assert_raises_call(node):
             self._assert_raises_callable(node)
+        if node.args:
+            self._teardown_passed_along(node)
+
+    def _teardown_passed_along(self, node: cst.Call) -> None:
+        """``self.addCleanup(dist.destroy_process_group)``: a destroy (or abort) the test hands
+        to another call to run later, on a shared PG as early as a call of its own."""
+        for arg in node.args:
+            value = arg.value
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                continue
+            last = value.value if isinstance(value, cst.Name) else value.attr.value
+            if last != "destroy_process_group" and last not in ABORT_FUNCTIONS:
+                continue  # the cheap test first: most arguments are no teardown
+            member = torch_dist_member(self.names, value)
+            what = f"{dotted_name(node.func) or 'a call'}({dotted_name(value)})"
+            if member == "destroy_process_group":
+                self.scan.destroys.append(Event(self._site(node), what, None))
+            elif member in ABORT_FUNCTIONS:
+                self.scan.aborts.append(Event(self._site(node), what, None))
 
     def _other_call(self, node: cst.Call) -> None:
         resolved = qualified_names(self.names, node)
@@ -490,7 +510,14 @@ class Walker(WalkedFunction):
             target = call.args[0].value if call.args else None
             return not is_subgroup(self.names, resolve(self, target, None))
         name = self_method_name(call)
-        return name in KNOWN_TEARDOWN_HELPERS
+        if name not in KNOWN_TEARDOWN_HELPERS:
+            return False
+        # torch's ``destroy_pg()`` only tears down; a same-file one is taken at its word only
+        # when its body does nothing else (one that gathers and asserts first is test work).
+        local = self._local_helper(call, name)
+        return local is None or only_tears_down(
+            local[0], lambda inner: torch_dist_member(self.names, inner) == "destroy_process_group"
+        )
 
 
 _HANDLERS: dict[type, str] = {}

@@ -13,7 +13,9 @@ from typing import Callable
 
 import libcst as cst
 
-from distlint.analysis.walk import visit_read_only
+from distlint.analysis.names import dotted_name
+from distlint.analysis.walk import code_children, visit_read_only
+from distlint.cst_utils import is_string_statement
 
 #: Whether a call tears the PG down (the scan decides: it resolves names and subgroups).
 IsDestroyCall = Callable[[cst.Call], bool]
@@ -53,6 +55,12 @@ def trailing_teardown(
     return teardown, teardown_ids, tail_ids | teardown_ids
 
 
+def only_tears_down(function: cst.FunctionDef, is_destroy_call: IsDestroyCall) -> bool:
+    """Whether every statement of ``function`` but its docstring is PG teardown."""
+    body = [s for s in _suite(function.body) if not is_string_statement(s)]
+    return bool(body) and all(_is_teardown(s, is_destroy_call, allow_try=True) for s in body)
+
+
 def _is_teardown(
     statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False
 ) -> bool:
@@ -70,8 +78,28 @@ def _is_teardown(
         )
     if isinstance(statement, cst.If) and statement.orelse is None:
         # if dist.is_initialized(): dist.destroy_process_group()
-        return _suite_is_teardown(statement.body, is_destroy_call)
+        return _only_asks(statement.test) and _suite_is_teardown(statement.body, is_destroy_call)
     return False
+
+
+#: What a teardown's ``if`` may call: questions about the PG and the rank, nothing that tests.
+_QUESTIONS = frozenset({"is_initialized", "is_available", "get_rank", "get_world_size"})
+
+
+def _only_asks(condition: cst.BaseExpression) -> bool:
+    """Whether dropping ``condition`` with its teardown loses nothing: no call but a question
+    about the PG (``if self._verify(t): destroy()`` asserts in its condition), no ``:=``."""
+    stack: list[cst.CSTNode] = [condition]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.NamedExpr):
+            return False
+        if isinstance(node, cst.Call):
+            written = dotted_name(node.func) or ""
+            if written.rsplit(".", 1)[-1] not in _QUESTIONS:
+                return False
+        stack.extend(code_children(node))
+    return True
 
 
 def _one_line_teardown(statement: cst.BaseStatement) -> bool:
