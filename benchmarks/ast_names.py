@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
-from interleave import interleaved_medians, whole  # noqa: E402
+from interleave import MediansTable, interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 
 from distlint.analysis.names import node_names, qualified_name_map, qualified_names  # noqa: E402
@@ -103,13 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         for p in (Path(root).rglob("*.py") if Path(root).is_dir() else [Path(root)])
     )
     gc.disable()  # as the engine's workers run (distlint/engine.py)
-    columns = ("ast parse", "ast names", "libcst parse", "libcst names")
-    totals = dict.fromkeys(columns, 0.0)
-    print(
-        f"{'file':40} {'KB':>6} "
-        + " ".join(f"{c + ' ms':>15}" for c in columns)
-        + f" {'names speed-up':>15}"
+    table = MediansTable(
+        ("ast parse", "ast names", "libcst parse", "libcst names"),
+        ("names speed-up", "libcst names", "ast names"),
+        ROOT,
+        width=15,
     )
+    table.header()
     for path in files:
         source = path.read_bytes()
         ast_side, cst_side = _answers_by_place(source)
@@ -127,19 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             },
             args.repeat,
         )
-        for key, value in row.items():
-            totals[key] += value
-        name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-        print(
-            f"{name[-40:]:40} {len(source) / 1024:6.1f} "
-            + " ".join(f"{row[c] * 1e3:15.1f}" for c in columns)
-            + f" {row['libcst names'] / max(row['ast names'], 1e-9):14.1f}x"
-        )
-    print(
-        f"{'total (' + str(len(files)) + ' files)':40} {'':6} "
-        + " ".join(f"{totals[c] * 1e3:15.1f}" for c in columns)
-        + f" {totals['libcst names'] / max(totals['ast names'], 1e-9):14.1f}x"
-    )
+        table.row(path, len(source), row)
+    table.total()
     return 0
 
 

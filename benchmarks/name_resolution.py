@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import libcst as cst  # noqa: E402
-from interleave import interleaved_medians, whole  # noqa: E402
+from interleave import MediansTable, interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
 from distlint.analysis.external_bases import ExternalBases  # noqa: E402
@@ -72,13 +72,12 @@ def main(argv: list[str] = None) -> int:
         with use_libcst_provider():
             lint_source(source, path, config, old)
 
-    columns = ("parse", "provider", "resolver", "lint old", "lint new")
-    totals = dict.fromkeys(columns, 0.0)
-    print(
-        f"{'file':40} {'KB':>5} "
-        + " ".join(f"{c + ' ms':>12}" for c in columns)
-        + f" {'lint speedup':>12}"
+    table = MediansTable(
+        ("parse", "provider", "resolver", "lint old", "lint new"),
+        ("lint speedup", "lint old", "lint new"),
+        ROOT,
     )
+    table.header()
     for path in files:
         source = path.read_bytes()
         row = interleaved_medians(
@@ -94,19 +93,8 @@ def main(argv: list[str] = None) -> int:
             },
             args.repeat,
         )
-        for key, value in row.items():
-            totals[key] += value
-        name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-        print(
-            f"{name[-40:]:40} {len(source) / 1024:5.1f} "
-            + " ".join(f"{row[c] * 1e3:12.1f}" for c in columns)
-            + f" {row['lint old'] / max(row['lint new'], 1e-9):11.2f}x"
-        )
-    print(
-        f"{'total (' + str(len(files)) + ' files)':40} {'':5} "
-        + " ".join(f"{totals[c] * 1e3:12.1f}" for c in columns)
-        + f" {totals['lint old'] / max(totals['lint new'], 1e-9):11.2f}x"
-    )
+        table.row(path, len(source), row)
+    table.total()
     return 0
 
 
