@@ -1874,3 +1874,34 @@ def test_a_same_file_destroy_pg_that_asserts_first_is_test_work() -> None:
     assert "        dist.all_reduce(t)\n        self.destroy_pg()\n" in migrated, result.diff()
     assert "self.assertEqual(out, list(range(self.world_size)))" in migrated
     assert "dist.destroy_process_group()" not in migrated
+
+
+@pytest.mark.parametrize(
+    "preamble, local",
+    [
+        ("secs = 30", "secs"),  # a local variable of the test
+        ("from datetime import timedelta as td", "td"),  # imported inside the test
+    ],
+)
+def test_a_timeout_built_from_a_tests_own_names_does_not_become_a_class_attribute(
+    preamble: str, local: str
+) -> None:
+    """``timeout = timedelta(seconds=secs)`` at class level would raise NameError when the module
+    is imported (the class body cannot see the test's names): the class keeps its tests."""
+    timeout = "td(seconds=30)" if local == "td" else "timedelta(seconds=secs)"
+    members = f"""
+        def test_barrier_waits(self):
+            {preamble}
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank,
+                                    world_size=self.world_size, timeout={timeout})
+            dist.barrier()
+"""
+    source = CLASS_AROUND.format(members=textwrap.indent(textwrap.dedent(members), " " * 8))
+    result = _source_result("    from datetime import timedelta\n" + source, reused_workers=True)
+    assert result.error is None, result.error
+    (report,) = result.report.classes
+    assert report.moved == [], result.report.text()
+    ((entry),) = report.reused
+    assert entry.code == "class-timeout", result.report.text()
+    assert f"reads {local}, not bound in the module" in entry.text

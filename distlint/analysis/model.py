@@ -211,9 +211,9 @@ class Reason(CodedEnum):
     CLASS_TIMEOUT = ReasonText(
         "class-timeout",
         "the class's PG timeout cannot become a class attribute",
-        one="is in a class whose PG timeout reads self",
-        many="are in a class whose PG timeout reads self",
-        short="class PG timeout reads self",
+        one="is in a class whose PG timeout reads self or a test's own names",
+        many="are in a class whose PG timeout reads self or a test's own names",
+        short="class PG timeout reads self or a test's names",
     )
     EXISTING_CONTINUOUS = ReasonText(
         "existing-continuous",

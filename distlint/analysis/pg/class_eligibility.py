@@ -17,6 +17,8 @@ members), and a base's tests inherited by an ineligible subclass stay too (``SUB
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from distlint.analysis.external_bases import ExternalBases, ExternalTests
@@ -55,7 +57,7 @@ from distlint.analysis.pg.existing_continuous import (
     continuous_base_names,
     existing_problem,
 )
-from distlint.analysis.walk import statement_nodes, visit_read_only
+from distlint.analysis.walk import code_children, statement_nodes, visit_read_only
 from distlint.config import Config
 from distlint.cst_utils import code_of, is_string_statement
 
@@ -376,7 +378,39 @@ def _fact_reasons(
         reasons.append(
             Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self")
         )
+    elif cls.timeout is not None and table.module_names is not None:
+        # The class attribute is evaluated in the module: a name the test binds (``secs``, or
+        # ``timedelta`` imported in the test) would raise NameError when the class is defined.
+        local = sorted(_loaded_names(cls.timeout) - table.module_names - _BUILTINS)
+        if local:
+            reasons.append(
+                Ineligibility(
+                    Reason.CLASS_TIMEOUT,
+                    cls.timeout,
+                    f"`{code_of(cls.timeout)}` reads {', '.join(local)}, not bound in the module",
+                )
+            )
     return reasons
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _loaded_names(expression: cst.CSTNode) -> set[str]:
+    """The names ``expression`` reads: not an attribute's own name, nor a keyword's."""
+    found: set[str] = set()
+    pending: list[cst.CSTNode] = [expression]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            pending.append(node.value)
+        elif isinstance(node, cst.Arg):
+            pending.append(node.value)
+        else:
+            pending.extend(code_children(node))
+    return found
 
 
 def _unknown_backend_detail(cls: ClassAnalysis) -> str:

@@ -71,6 +71,9 @@ class ClassTable:
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
     order: list[cst.ClassDef] = field(default_factory=list)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    #: Names bound at module level (imports, assignments, defs, classes); ``None`` after a
+    #: ``from x import *``, which may bind any name.
+    module_names: set[str] | None = field(default_factory=set)
     _linearized: dict[int, list[Base]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -82,7 +85,37 @@ class ClassTable:
                 table.order.append(statement)
             elif isinstance(statement, cst.FunctionDef):
                 table.functions.setdefault(statement.name.value, statement)
+            table._bind(statement)
         return table
+
+    def _bind(self, statement: cst.BaseStatement) -> None:
+        if self.module_names is None:
+            return
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+            self.module_names.add(statement.name.value)
+        for small in (
+            getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ()
+        ):
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                self.module_names = None
+                return
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                for alias in small.names:  # type: ignore[union-attr]
+                    bound = alias.evaluated_alias or alias.evaluated_name
+                    self.module_names.add(bound.split(".", 1)[0])
+            targets: list[cst.BaseExpression] = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            for target in targets:
+                elements = (
+                    target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+                )
+                for element in elements:
+                    value = getattr(element, "value", element)
+                    if isinstance(value, cst.Name):
+                        self.module_names.add(value.value)
 
     def local_base(self, names: QualifiedNames, base: cst.Arg) -> cst.ClassDef | None:
         """The same-file class a base expression names, if any."""
