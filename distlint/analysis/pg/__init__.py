@@ -38,6 +38,7 @@ from distlint.analysis.pg.creation import (
     CallFacts,
     callee_last_name,
 )
+from distlint.analysis.pg.decorators import decorator_events
 from distlint.analysis.pg.eligibility import TestEvidence, class_facts, ineligibilities
 from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.execution import (
@@ -50,7 +51,7 @@ from distlint.analysis.pg.execution import (
 )
 from distlint.analysis.pg.references import module_references
 from distlint.analysis.pg.reuse import mark_reused_workers, own_process_need
-from distlint.analysis.pg.scan import ScanContext, decorator_events, scan_function
+from distlint.analysis.pg.scan import ScanContext, scan_function
 from distlint.analysis.walk import code_children, visit_read_only
 from distlint.config import Config
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface

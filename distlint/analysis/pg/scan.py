@@ -29,7 +29,6 @@ from distlint.analysis.pg.creation import (
     ABORT_METHODS,
     BACKEND_CONSTRUCTORS,
     COLLECTIVES,
-    ENV_DECORATORS,
     KNOWN_HELPERS,
     KNOWN_PG_DECORATORS,
     KNOWN_TEARDOWN_HELPERS,
@@ -39,14 +38,12 @@ from distlint.analysis.pg.creation import (
     callee_last_name,
     config_names,
     constructor_facts,
-    decorator_call,
     device_mesh_facts,
     helper_facts,
     init_process_group_facts,
     is_pg_env_key,
     method_name,
     self_method_name,
-    string_literal,
     torch_dist_member,
 )
 from distlint.analysis.pg.environment import environ_subscripts, environment_call_keys
@@ -572,42 +569,3 @@ def _is_skip_exit(call: cst.Call) -> bool:
 
     visit_read_only(value, _Skips())
     return bool(found)
-
-
-# -- decorators -----------------------------------------------------------------------------------
-
-
-def decorator_events(
-    context: ScanContext, func: cst.FunctionDef
-) -> tuple[list[CreationEvent], list[Event], list[Event]]:
-    """PG-creating decorators, environment decorators and env-patching decorators of a test."""
-    creations: list[CreationEvent] = []
-    env_decorators: list[Event] = []
-    env: list[Event] = []
-    for index, decorator in enumerate(func.decorators):
-        callee, call = decorator_call(decorator)
-        name = callee_last_name(context.names, callee)
-        site = Site(decorator, decorator, None, -1, (), (), order=(-1, index))
-        if name in context.pg_decorators:
-            backend = None
-            if call is not None:
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value == "backend":
-                        backend = arg.value
-            facts = CallFacts(backend=backend, backend_literal=string_literal(backend))
-            creations.append(
-                CreationEvent(
-                    replace(site, chain=(f"@{name}",)),
-                    f"@{name}",
-                    "DECORATOR",
-                    facts,
-                    from_config=name in context.config_decorators
-                    and name not in KNOWN_PG_DECORATORS,
-                )
-            )
-        elif name in ENV_DECORATORS:
-            env_decorators.append(Event(site, f"@{name}"))
-        elif call is not None:  # @patch.dict(os.environ, ...)
-            keys = environment_call_keys(context.names, call) or ()
-            env.extend(Event(site, key) for key in keys if key is not None and is_pg_env_key(key))
-    return creations, env_decorators, env
