@@ -381,7 +381,7 @@ def _fact_reasons(
     elif cls.timeout is not None and table.module_names is not None:
         # The class attribute is evaluated in the module: a name the test binds (``secs``, or
         # ``timedelta`` imported in the test) would raise NameError when the class is defined.
-        local = sorted(_loaded_names(cls.timeout) - table.module_names - _BUILTINS)
+        local = sorted(bare_names(cls.timeout) - table.module_names - _BUILTINS)
         if local:
             reasons.append(
                 Ineligibility(
@@ -396,7 +396,7 @@ def _fact_reasons(
 _BUILTINS = frozenset(dir(builtins))
 
 
-def _loaded_names(expression: cst.CSTNode) -> set[str]:
+def bare_names(expression: cst.CSTNode) -> set[str]:
     """The names ``expression`` reads: not an attribute's own name, nor a keyword's."""
     found: set[str] = set()
     pending: list[cst.CSTNode] = [expression]
@@ -518,17 +518,6 @@ def _self_reads(node: cst.CSTNode) -> set[str]:
                 found.add(attribute.attr.value)
 
     visit_read_only(node, _Visitor())
-    return found
-
-
-def bare_names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    visit_read_only(node, _Names())
     return found
 
 

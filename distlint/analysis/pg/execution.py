@@ -93,9 +93,7 @@ class ClassTable:
             return
         if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
             self.module_names.add(statement.name.value)
-        for small in (
-            getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ()
-        ):
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
                 self.module_names = None
                 return
