@@ -76,8 +76,9 @@ def run_cli(capsys, monkeypatch, tmp_path) -> Callable[..., CliResult]:
 
 
 #: The modules that take minutes (each runs processes that import torch), slowest first. Under
-#: ``pytest -n 2 --dist loadfile`` the workers take files in collection order: started last, one
-#: of these would leave a worker finishing it alone while the other idles.
+#: ``pytest -n 2 --dist loadfile`` the workers take files in collection order (once xdist's own
+#: reordering is off: ``pytest_configure``): started last, one of these would leave a worker
+#: finishing it alone while the other idles.
 SLOW_MODULES = (
     "test_migrate_verify.py",
     "test_processes.py",
@@ -88,6 +89,14 @@ SLOW_MODULES = (
     "test_on_ranks.py",
     "test_precommit.py",
 )
+
+
+def pytest_configure(config) -> None:
+    """Keep the collection order below under ``--dist loadfile``: pytest-xdist (3.x) otherwise
+    reorders the files by their number of tests, largest first, which puts the slow modules
+    (few tests each, minutes in all) last, and leaves one worker finishing them alone."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list) -> None:
