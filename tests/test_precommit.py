@@ -3,9 +3,11 @@
 pre-commit installs distlint from a git repository into its own virtualenv (with
 libcst from the package index). That repository is a one-commit copy of this
 working tree (so uncommitted and untracked changes are what gets tested).
-``try-repo`` builds its hook environment in a private temporary store; the last
-step installs the hook as users do (``repo`` + ``rev`` in .pre-commit-config.yaml)
-with PRE_COMMIT_HOME in a temporary directory, to inspect the environment it built.
+``try-repo`` builds its hook environment in a private temporary store; the fix hook
+and the last check then run installed as users do (``repo`` + ``rev`` in
+.pre-commit-config.yaml) with PRE_COMMIT_HOME in a temporary directory: both hooks
+share the one environment pre-commit builds there (an environment build is most of
+this test's time), which the test then inspects.
 """
 
 from __future__ import annotations
@@ -104,10 +106,10 @@ def project(tmp_path) -> Path:
 def test_check_and_fix_hooks_with_real_pre_commit(project, hook_repo, tmp_path_factory):
     home = tmp_path_factory.mktemp("pre-commit-home")
 
-    def try_repo(hook: str) -> subprocess.CompletedProcess:
-        return _pre_commit(["try-repo", str(hook_repo), hook, "--all-files"], project, home)
-
-    checked = try_repo("distlint-check")
+    # try-repo, in a private temporary store of its own (not ``home``).
+    checked = _pre_commit(
+        ["try-repo", str(hook_repo), "distlint-check", "--all-files"], project, home
+    )
     output = checked.stdout + checked.stderr
     assert checked.returncode == 1, output
     assert "distlint check" in output and "Failed" in output
@@ -115,7 +117,13 @@ def test_check_and_fix_hooks_with_real_pre_commit(project, hook_repo, tmp_path_f
     assert "helper.py:" not in output  # not a test file: never linted
     assert (project / "test_failing.py").read_text() == MISSPELLED_BASE_SOURCE
 
-    fixed = try_repo("distlint-fix")
+    # Installed as users do, from .pre-commit-config.yaml: both hooks, one environment.
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo}\n  rev: {_head(hook_repo)}\n  hooks:\n"
+        "  - id: distlint-fix\n  - id: distlint-check\n"
+    )
+    _git("add", "-A", cwd=project)
+    fixed = _pre_commit(["run", "distlint-fix", "--all-files"], project, home)
     assert fixed.returncode == 1, (
         fixed.stdout + fixed.stderr
     )  # pre-commit fails a hook that modified files
@@ -123,10 +131,7 @@ def test_check_and_fix_hooks_with_real_pre_commit(project, hook_repo, tmp_path_f
     assert (project / "test_failing.py").read_text() == MISSPELLED_BASE_FIXED
     assert (project / "helper.py").read_text() == MISSPELLED_BASE_SOURCE
 
-    # Installed as users do, from .pre-commit-config.yaml; the fixed tree passes.
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {hook_repo}\n  rev: {_head(hook_repo)}\n  hooks:\n  - id: distlint-check\n"
-    )
+    # The fixed tree passes.
     _git("add", "-A", cwd=project)
     again = _pre_commit(["run", "distlint-check", "--all-files"], project, home)
     assert again.returncode == 0, again.stdout + again.stderr
