@@ -75,19 +75,27 @@ def run_cli(capsys, monkeypatch, tmp_path) -> Callable[..., CliResult]:
     return run
 
 
-#: The modules that take minutes (each runs processes that import torch), slowest first. Under
-#: ``pytest -n 2 --dist loadfile`` the workers take files in collection order (once xdist's own
-#: reordering is off: ``pytest_configure``): started last, one of these would leave a worker
-#: finishing it alone while the other idles.
+#: The modules that take longest (most run processes that import torch), slowest first, as
+#: measured (``--junitxml``, per file). Under ``pytest -n 2 --dist loadfile`` the workers take
+#: files in collection order (once xdist's own reordering is off: ``pytest_configure``): started
+#: last, one of these would leave a worker finishing it alone while the other idles; the files not
+#: named here take seconds each and fill in at the end.
 SLOW_MODULES = (
+    "test_fast_start.py",
     "test_migrate_verify.py",
     "test_processes.py",
-    "test_fast_start.py",
     "test_migrate_equivalence.py",
     "test_faults.py",
-    "test_surface.py",
     "test_on_ranks.py",
+    "test_names.py",
+    "test_surface.py",
     "test_precommit.py",
+    "test_migrate.py",
+    "test_engine.py",
+    "test_torch_mixins.py",
+    "test_source.py",
+    "test_plain_classes.py",
+    "test_torch_cli.py",
 )
 
 
