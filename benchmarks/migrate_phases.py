@@ -4,14 +4,16 @@ One process, every file through ``migrate_source`` as a worker runs it (garbage 
 each phase timed by wrapping the function that does it:
 
 * libcst parse    - ``distlint.source.parse`` as the migration calls it;
-* analysis + plan - ``Planner.plan`` (the DL2xx analysis on libcst, and what moves where);
+* analysis        - the DL2xx analysis (on the stdlib ``ast`` tree);
+* twins           - pairing the ``ast`` statements with the libcst ones (``Twins``);
+* plan            - ``Planner.plan`` (what moves where);
 * emit            - ``Emitter.module`` (the new classes, the import edits);
 * code            - ``Emitter.code`` (the new module's text);
 * verify python   - ``verify_python`` (``compile()`` of the result);
 * rest            - the pre-screens, the stand-ins, the ``ast`` trees, reading the result.
 
 Beside them: ``ast.parse`` of every file (the floor any ``check`` pays). What a libcst-free
-``check`` must leave ``migrate`` to stay within 2x of it: migrate's libcst work (parse, emit,
+``check`` leaves ``migrate`` to stay within 2x of it: migrate's libcst work (parse, emit,
 code, verify) may cost at most what check costs.
 
 Usage: python benchmarks/migrate_phases.py --corpus DIR [--pattern '*.py'] [--runtime distlint]
@@ -59,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sources = [(str(p), p.read_bytes()) for p in sorted(args.corpus.rglob(args.pattern))]
     _timed(migrate_continuous, "parse", "libcst parse")
-    _timed(plan.Planner, "plan", "analysis + plan")
+    _timed(migrate_continuous, "_analyze", "analysis")
+    _timed(migrate_continuous, "Twins", "twins")
+    _timed(plan.Planner, "plan", "plan")
     _timed(emit.Emitter, "module", "emit")
     _timed(emit.Emitter, "code", "code")
     _timed(migrate_continuous, "verify_python", "verify python")
@@ -79,7 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     libcst_work = sum(SPENT[p] for p in ("libcst parse", "emit", "code", "verify python"))
     print(f"{len(sources)} files, {changed} would change; CPU s, one process, gc off")
     print(f"{'migrate (dry run), all phases':32} {total:7.2f}")
-    for phase in ("libcst parse", "analysis + plan", "emit", "code", "verify python", "rest"):
+    for phase in (
+        "libcst parse",
+        "analysis",
+        "twins",
+        "plan",
+        "emit",
+        "code",
+        "verify python",
+        "rest",
+    ):
         print(f"  {phase:30} {SPENT[phase]:7.2f}  {SPENT[phase] / total:6.1%}")
     print(f"{'  of which libcst work':32} {libcst_work:7.2f}  (parse, emit, code, verify python)")
     print(f"{'floor: ast.parse every file':32} {floor:7.2f}")

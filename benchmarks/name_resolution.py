@@ -4,11 +4,12 @@ For every file (default: ``fixtures/pg``), median of ``--repeat`` runs, CPU time
 the five variants interleaved in every repeat (``interleave.py``):
 
 * parse         - ``libcst.parse_module`` alone;
-* provider      - parse + ``analyze_module`` on libcst's own ``QualifiedNameProvider`` (what
-                  the DL2xx rules would pay with libcst's provider);
-* resolver      - parse + ``analyze_module`` on ``NameResolver`` (what they pay now);
-* lint old/new  - ``lint_source`` with DL201-DL203, DL301, DL302 selected: the rules declaring
-                  ``QualifiedNameProvider`` under ``use_libcst_provider()`` (old) and as shipped (new).
+* provider      - parse + libcst's own ``QualifiedNameProvider`` resolved for the module;
+* resolver      - parse + ``NameResolver`` (``qualified_name_map``), each name asked once;
+* lint old/new  - ``lint_source`` with DL301, DL302 selected (the libcst rules that read names;
+                  the PG rules read the ``ast`` tree's, ``benchmarks/ast_names.py``): the rules
+                  declaring ``QualifiedNameProvider`` under ``use_libcst_provider()`` (old) and as
+                  shipped (new).
 
 Usage: python benchmarks/name_resolution.py [--repeat 5] [PATH ...]
 """
@@ -27,14 +28,12 @@ import libcst as cst  # noqa: E402
 from interleave import MediansTable, interleaved_medians, whole  # noqa: E402
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider  # noqa: E402
 
-from distlint.analysis.external_bases import ExternalBases  # noqa: E402
-from distlint.analysis.names import use_libcst_provider  # noqa: E402
-from distlint.analysis.pg import analyze_module  # noqa: E402
+from distlint.analysis.names import qualified_name_map, use_libcst_provider  # noqa: E402
 from distlint.config import Config  # noqa: E402
 from distlint.linter import lint_source  # noqa: E402
 from distlint.rules import rules_by_code  # noqa: E402
 
-CODES = ("DL201", "DL202", "DL203", "DL301", "DL302")
+CODES = ("DL301", "DL302")
 
 
 def main(argv: list[str] = None) -> int:
@@ -47,20 +46,19 @@ def main(argv: list[str] = None) -> int:
         for root in args.paths
         for p in (Path(root).rglob("test_*.py") if Path(root).is_dir() else [Path(root)])
     )
-    config = Config(select=("DL2", "DL3"))
+    config = Config(select=("DL3",))
     rules = [rules_by_code()[code] for code in CODES]
 
     def provider(source: bytes) -> None:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        with use_libcst_provider():
-            analyze_module(wrapper, config, ExternalBases(None))
+        for found in wrapper.resolve(QualifiedNameProvider).values():
+            found() if callable(found) else found
 
     def resolver(source: bytes) -> None:
-        analyze_module(
-            MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True),
-            config,
-            ExternalBases(None),
-        )
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        names = qualified_name_map(wrapper)
+        for node in list(names):
+            names.get(node)
 
     def lint_old(source: bytes, path: str) -> None:
         # The rules declaring QualifiedNameProvider: the linter resolves libcst's provider,

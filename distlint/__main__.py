@@ -1,5 +1,3 @@
-import sys
+from distlint.cli import run
 
-from distlint.cli import main
-
-sys.exit(main())
+run()

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from functools import cache
 from pathlib import Path
@@ -264,6 +263,8 @@ class Cache:
         tmp_name = ""
         try:
             self._prepare()
+            import tempfile  # only a run that writes entries needs it (~10 ms to import)
+
             fd, tmp_name = tempfile.mkstemp(
                 prefix=".entry-", suffix=".tmp", dir=os.path.dirname(target)
             )

@@ -99,3 +99,19 @@ def is_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Tuple, cst.List)):
         return all(is_literal(e.value) for e in node.elements)
     return False
+
+
+def first_line(statement: cst.CSTNode) -> str:
+    """The statement's first line of code (its leading comments left out), as libcst writes it."""
+    if hasattr(statement, "leading_lines"):
+        statement = statement.with_changes(leading_lines=[])
+    return code_of(statement).strip().splitlines()[0]
+
+
+def expression_of(text: str) -> cst.BaseExpression:
+    """An expression's text as written (from another tree), as a libcst node; in parentheses
+    where it spans lines that only its own parentheses held together."""
+    try:
+        return cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return cst.parse_expression(f"({text})")

@@ -142,6 +142,12 @@ def _check_one(task: _Task) -> _TaskResult:
         screened = screen_file(task.source, task.path, task.config)
         if screened.result is not None:  # settled without libcst: no finding, nothing to fix
             return _TaskResult(task.path, screened.result)
+        from distlint.fact_linter import facts_only, lint_facts
+        from distlint.rules import rules_for
+
+        rules = rules_for(screened.codes)
+        if facts_only(screened, rules):  # only fact rules may report: no libcst, nothing to fix
+            return _TaskResult(task.path, lint_facts(screened, task.config, rules))
         from distlint.linter import fix_source, lint_source
 
         first = lint_source(task.source, task.path, task.config, screened=screened)

@@ -7,7 +7,25 @@ formats results without ever importing the parser.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
+_DISTLINT_IGNORE = re.compile(r"#\s*distlint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
+
+
+def is_suppressed(line_text: str, code: str) -> bool:
+    """Whether a ``# noqa`` / ``# distlint: ignore[...]`` comment on the line silences ``code``."""
+    for pattern in (_NOQA, _DISTLINT_IGNORE):
+        match = pattern.search(line_text)
+        if match is None:
+            continue
+        codes = match.group("codes")
+        if codes is None:  # a bare noqa comment: everything on this line
+            return True
+        if any(code.startswith(c.strip()) for c in codes.split(",") if c.strip()):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

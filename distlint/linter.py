@@ -13,7 +13,6 @@ the rules that run, and positions only for files with a report.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -23,13 +22,14 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, ReplaceNodes
-from distlint.findings import FileResult, Finding
+from distlint.fact_linter import facts_only, lint_facts, locate_fact_reports, run_fact_rules
+from distlint.findings import FileResult, Finding, is_suppressed
 from distlint.imports import ImportChanges
 from distlint.metadata import node_spans
-from distlint.rules import all_rules
+from distlint.rules import all_rules, rules_for
 from distlint.rules.base import Fix, LintRule, Report
+from distlint.rules.rule import Rule
 from distlint.screening import Screened, screen_file
-from distlint.screens.plain_classes import multiprocess_words, without_plain_classes
 from distlint.source import (
     FileContext,
     PreScreen,
@@ -39,15 +39,13 @@ from distlint.source import (
     verify_python,
 )
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
-_DISTLINT_IGNORE = re.compile(r"#\s*distlint:\s*ignore\[(?P<codes>[A-Z0-9, ]+)\]")
 _MODULE_HOOKS = frozenset({"visit_Module", "leave_Module"})
 MAX_FIX_PASSES = 8
 
 
 def enabled_rules(
-    config: Config, path: str, rules: Sequence[type[LintRule]] | None = None
-) -> list[type[LintRule]]:
+    config: Config, path: str, rules: Sequence[type[Rule]] | None = None
+) -> list[type[Rule]]:
     rules = all_rules() if rules is None else rules
     codes = config.enabled_codes(((r.code, r.default_enabled) for r in rules), path)
     return [rule for rule in rules if rule.code in codes]
@@ -57,15 +55,17 @@ def _run_rules(
     module: cst.Module,
     path: str,
     config: Config,
-    rules: Sequence[type[LintRule]],
+    rules: Sequence[type[Rule]],
     tree: ast.Module | None = None,
     text: str | None = None,
 ) -> tuple[FileContext, list[Report]]:
-    """``tree``: the pre-screen's ``ast`` tree of the file, when it has the module's statements;
-    ``text``: its source."""
+    """The libcst rules among ``rules``, on ``module`` (the fact rules are the caller's:
+    :func:`~distlint.fact_linter.run_fact_rules` with the returned context). ``tree``: the
+    pre-screen's ``ast`` tree of the file, when it has the module's statements; ``text``: its
+    source."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = FileContext(path, config, wrapper, tree, text)
-    instances = [rule(context) for rule in rules]
+    instances = [rule(context) for rule in rules if issubclass(rule, LintRule)]
     hooks = [instance.get_visitors() for instance in instances]
     if all(set(methods) <= _MODULE_HOOKS for methods in hooks):
         # Rules that only look at the module as a whole (their analysis walks what it
@@ -83,37 +83,22 @@ def _run_rules(
     return context, reports
 
 
-def _suppressed(line_text: str, code: str) -> bool:
-    for pattern in (_NOQA, _DISTLINT_IGNORE):
-        match = pattern.search(line_text)
-        if match is None:
-            continue
-        codes = match.group("codes")
-        if codes is None:  # a bare noqa comment: everything on this line
-            return True
-        if any(code.startswith(c.strip()) for c in codes.split(",") if c.strip()):
-            return True
-    return False
-
-
 def _locate(
     wrapper: MetadataWrapper,
     reports: list[Report],
     path: str,
     text: str,
-    original: str | None = None,
     tree: ast.Module | None = None,
 ) -> list[Finding | None]:
     """Findings for ``reports`` in the same order; ``None`` for a suppressed report (``text``:
-    the decoded source the module was parsed from; ``original``: the file's own text where that
-    was a reduced one with the same line numbers, whose comments decide suppression; ``tree``:
-    the file's ``ast`` tree, whose top-level classes give their spans without code generation)."""
+    the decoded source the module was parsed from; ``tree``: the file's ``ast`` tree, whose
+    top-level classes give their spans without code generation)."""
     if not reports:
         return []
     # Only the reported nodes' positions, from only the statements that hold them:
     # PositionProvider would cost twice the parse.
     spans = node_spans(wrapper.module, [report.node for report in reports], text, tree)
-    lines = source_lines(original or text)
+    lines = source_lines(text)
     located: list[Finding | None] = []
     for report in reports:
         start_line, start_col, end_line, end_col = spans[report.node]
@@ -121,7 +106,7 @@ def _locate(
         if isinstance(report.node, cst.Module):  # whole-module reports point at line 1
             line, col = 1, 1
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        if _suppressed(text, report.rule.code):
+        if is_suppressed(text, report.rule.code):
             located.append(None)
             continue
         located.append(
@@ -141,51 +126,44 @@ def _locate(
 
 
 def screen_rules(
-    source: bytes, path: str, rules: Sequence[type[LintRule]], config: Config
-) -> list[type[LintRule]]:
+    source: bytes, path: str, rules: Sequence[type[Rule]], config: Config
+) -> list[type[Rule]]:
     """The rules that may report in this file according to the cheap pre-screen."""
     screen = PreScreen(source, path)
     return [rule for rule in rules if rule.may_report(screen, config)]
-
-
-def _text_to_parse(
-    screened: Screened, config: Config, active: Sequence[type[LintRule]]
-) -> str | None:
-    """The file's text without its provably plain classes, when every rule to run reads
-    multi-process classes only and there are such classes to leave out; else ``None`` (parse
-    the bytes as they are)."""
-    if screened.tree is None or not all(rule.reads_multiprocess_classes_only for rule in active):
-        return None
-    return without_plain_classes(screened.text, screened.tree, multiprocess_words(config))
 
 
 def lint_source(
     source: bytes,
     path: str,
     config: Config,
-    rules: Sequence[type[LintRule]] | None = None,
+    rules: Sequence[type[Rule]] | None = None,
     prescreen: bool = True,
     screened: Screened | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the enabled ``rules`` (default: all rules).
 
     ``screened``: the file's :func:`distlint.screening.screen_file` result when the caller
-    has it (the engine screens before importing this module). ``prescreen=False`` also parses
-    the whole file where the rules would allow leaving its plain classes out (what tests
-    compare against)."""
+    has it (the engine screens before importing this module). ``prescreen=False`` runs every
+    enabled rule, whatever its pre-screen says (what tests compare against)."""
     if screened is None:
         screened = screen_file(source, path, config, rules, prescreen)
     if screened.result is not None:
         return screened.result
-    by_code = {rule.code: rule for rule in (all_rules() if rules is None else rules)}
-    active = [by_code[code] for code in screened.codes]
+    if rules is None:
+        active = rules_for(screened.codes)
+    else:
+        by_code = {rule.code: rule for rule in rules}
+        active = [by_code[code] for code in screened.codes]
+    if facts_only(screened, active):
+        return lint_facts(screened, config, active)
     try:
-        parsed = _text_to_parse(screened, config, active) if prescreen else None
-        module = parse(source if parsed is None else parsed, path)
+        module = parse(source, path)
         context, reports = _run_rules(module, path, config, active, screened.tree, screened.text)
-        located = _locate(
-            context.wrapper, reports, path, parsed or screened.text, screened.text, screened.tree
-        )
+        located = _locate(context.wrapper, reports, path, screened.text, screened.tree)
+        if screened.tree is not None:
+            facts = run_fact_rules(context, active)
+            located += locate_fact_reports(facts, path, screened.text)
         return FileResult(
             path,
             sorted((f for f in located if f is not None), key=Finding.sort_key),
@@ -246,7 +224,7 @@ def fix_source(
     source: bytes,
     path: str,
     config: Config,
-    rules: Sequence[type[LintRule]] | None = None,
+    rules: Sequence[type[Rule]] | None = None,
     first: FileResult | None = None,
 ) -> FixResult:
     """Apply fixes until a fixed point (at most ``MAX_FIX_PASSES`` passes).
@@ -259,7 +237,8 @@ def fix_source(
         first = lint_source(source, path, config, rules)
     if first.error or not any(f.fixable for f in first.findings):
         return FixResult(path, None, first.findings, 0, first.error)
-    active = enabled_rules(config, path, rules)
+    # Fact rules have no fixes: only the libcst rules run between passes.
+    active = [r for r in enabled_rules(config, path, rules) if issubclass(r, LintRule)]
     current = source
     fixed_count = 0
     for _ in range(MAX_FIX_PASSES):

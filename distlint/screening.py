@@ -21,7 +21,7 @@ from distlint.source import PreScreen, decode_source
 
 if TYPE_CHECKING:
     from distlint.config import Config
-    from distlint.rules.base import LintRule
+    from distlint.rules.rule import Rule
 
 _SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*distlint:[ \t]*skip-file\b", re.MULTILINE)
 
@@ -47,7 +47,7 @@ def screen_file(
     source: bytes,
     path: str,
     config: Config,
-    rules: Sequence[type[LintRule]] | None = None,
+    rules: Sequence[type[Rule]] | None = None,
     prescreen: bool = True,
 ) -> Screened:
     """Screen one file's bytes for the enabled ``rules`` (default: every rule of the table)."""

@@ -87,7 +87,10 @@ class PreScreen:
 
 
 class FileContext:
-    """What rules of one file share: path, config, the wrapper, and memoised facts.
+    """What rules of one file share: path, config, the trees, and memoised facts.
+
+    ``wrapper`` is the libcst tree's, ``None`` where only fact rules run (the ``ast`` tree
+    and its text are all they read).
 
     Analyses used by several rules (and by the codemods) are computed once per file
     through :meth:`fact`.
@@ -97,13 +100,13 @@ class FileContext:
         self,
         path: str,
         config: Config,
-        wrapper: MetadataWrapper,
+        wrapper: MetadataWrapper | None,
         tree: ast.Module | None = None,
         text: str | None = None,
     ) -> None:
         self.path = path
         self.config = config
-        self.wrapper = wrapper
+        self._wrapper = wrapper
         #: The stdlib ``ast`` tree of a text with the module's top-level statements, when the
         #: pre-screen parsed one (analyses may use it to skip statements).
         self.tree = tree
@@ -113,6 +116,13 @@ class FileContext:
         #: Other files an analysis looked at (absolute path -> stat key, None where no file
         #: was): the result depends on them too, and the cache checks them.
         self.depends_on: dict[str, list[int] | None] = {}
+
+    @property
+    def wrapper(self) -> MetadataWrapper:
+        """The libcst tree's wrapper (what libcst rules read)."""
+        if self._wrapper is None:
+            raise RuntimeError("this file is linted from its ast tree alone: it has no libcst tree")
+        return self._wrapper
 
     @property
     def module(self) -> cst.Module:

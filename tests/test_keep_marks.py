@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
-import libcst as cst
 import pytest
 
 from distlint.analysis.keep_marks import keep_mark
@@ -13,6 +13,8 @@ from distlint.codemods.keep_marks import with_keep_marks
 from distlint.codemods.migrate_continuous import MigrationResult, migrate_source
 from distlint.config import Config
 from distlint.linter import lint_source
+from distlint.syntax.ast_lines import prepare
+from distlint.syntax.ast_nodes import Source
 
 SOURCE = textwrap.dedent(
     """\
@@ -50,11 +52,14 @@ SOURCE = textwrap.dedent(
 )
 
 
-def _function(code: str) -> cst.FunctionDef:
+def _keep_mark(code: str) -> str | None:
     # After a first statement: a module's leading comments are its header, not the def's.
-    _, statement = cst.parse_module("x = 1\n" + code).body
-    assert isinstance(statement, cst.FunctionDef)
-    return statement
+    text = "x = 1\n" + code
+    module = ast.parse(text)
+    prepare(module, text)
+    _, statement = module.body
+    assert isinstance(statement, ast.FunctionDef)
+    return keep_mark(statement, module, Source(text))
 
 
 @pytest.mark.parametrize(
@@ -76,7 +81,7 @@ def _function(code: str) -> cst.FunctionDef:
     ],
 )
 def test_the_mark_is_read_above_the_test_and_its_decorators_only(code, expected):
-    assert keep_mark(_function(code)) == expected
+    assert _keep_mark(code) == expected
 
 
 def _as_result(source: str) -> MigrationResult:

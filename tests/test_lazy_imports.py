@@ -19,6 +19,8 @@ from conftest import CLEAN_SOURCE, MISSPELLED_BASE_SOURCE
 from distlint.rules import all_rules
 from distlint.screens import RULE_SCREENS, SCREENS_BY_CODE
 
+ROOT = Path(__file__).resolve().parent.parent
+
 _PROBE = """
 import json, sys
 from distlint import cli
@@ -56,6 +58,24 @@ def test_a_file_with_a_finding_uses_libcst_and_the_rules(tmp_path):
     seen = _check_in_fresh_process(tmp_path, "--no-cache", "test_misspelled.py")
     assert seen["exit"] == 1 and seen["libcst"]
     assert "distlint.rules.dl302_misspelled_continuous_base" in seen["rules"]
+
+
+def test_a_file_only_the_pg_rules_report_in_is_checked_without_libcst(tmp_path):
+    """DL201-DL203 are fact rules: their findings come from the ``ast`` tree alone, so a large
+    per-test-spawn file never pays for importing or parsing with libcst."""
+    fixture = ROOT / "fixtures" / "pg" / "test_c10d_gloo_style.py"
+    (tmp_path / fixture.name).write_bytes(fixture.read_bytes())
+    expected = (ROOT / "fixtures" / "pg" / "test_c10d_gloo_style.findings").read_text()
+    assert "DL202" in expected
+    seen = _check_in_fresh_process(tmp_path, "--no-cache", "--select", "DL2", fixture.name)
+    assert seen == {
+        "exit": 1,
+        "libcst": False,
+        "rules": [
+            "distlint.rules.dl201_per_test_process_group",
+            "distlint.rules.dl202_per_test_spawn_class",  # (DL203's pre-screen rules it out)
+        ],
+    }
 
 
 def test_the_table_lists_exactly_the_rule_modules_codes():

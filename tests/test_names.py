@@ -16,10 +16,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
-from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.names import qualified_name_map, qualified_names, use_libcst_provider
 from distlint.analysis.names.resolver import NameResolver, build_resolver
-from distlint.analysis.pg import analyze_module
 from distlint.codemods.migrate_continuous import migrate_source
 from distlint.config import Config, ConfigResolver
 from distlint.linter import lint_source
@@ -301,20 +299,12 @@ def _fixture_config(path: Path) -> Config:
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_analysis_lint_and_migrate_identical_with_the_provider(path):
+def test_lint_identical_with_the_provider(path):
+    """The libcst rules read names through the cheap resolver: the same findings as libcst's
+    provider gives. (The PG analysis reads the ``ast`` tree's names, which
+    ``tests/test_ast_names.py`` compares with these node for node.)"""
     source = path.read_bytes()
     config = _fixture_config(path)
-    module = cst.parse_module(source)  # one module for both: analyses compare node for node
-    cheap = analyze_module(
-        MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path))
-    )
-    with use_libcst_provider():
-        real = analyze_module(
-            MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(str(path))
-        )
-    assert cheap == real
-    assert repr(cheap) == repr(real)
-
     linted = lint_source(source, str(path), config)
     with use_libcst_provider():
         linted_real = lint_source(source, str(path), config)
@@ -350,16 +340,8 @@ def test_rule_examples_identical_with_the_provider(rule):
     for example in (*rule.VALID, *rule.INVALID):
         source = textwrap.dedent(example.code).encode()
         config = Config.from_table({"select": [rule.code], **example.config}, source="<example>")
-        module = cst.parse_module(source)
-        cheap = analyze_module(
-            MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path)
-        )
         with use_libcst_provider():
-            real = analyze_module(
-                MetadataWrapper(module, unsafe_skip_copy=True), config, ExternalBases(example.path)
-            )
             linted_real = lint_source(source, example.path, config, [rule], prescreen=False)
-        assert cheap == real
         assert (
             lint_source(source, example.path, config, [rule], prescreen=False).findings
             == linted_real.findings

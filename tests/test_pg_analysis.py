@@ -8,14 +8,13 @@ execution models, every creation shape and every reason, and the pre-screen's pr
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import (
@@ -26,13 +25,14 @@ from distlint.analysis.model import (
     ModuleAnalysis,
     Reason,
 )
-from distlint.analysis.pg import analyze_module
-from distlint.analysis.pg.eligibility import code
+from distlint.analysis.pg import analyze_module, eligibility
 from distlint.codemods.migrate_continuous import migrate_source
 from distlint.config import Config, ConfigResolver
 from distlint.linter import lint_source
 from distlint.rules import rules_by_code
 from distlint.source import PreScreen
+from distlint.syntax.ast_lines import SimpleLine, units
+from distlint.syntax.ast_nodes import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_FIXTURES = ROOT / "fixtures" / "pg"
@@ -54,10 +54,22 @@ SPAWN = """\
 """
 
 
+#: The text of the module :func:`analyse` analysed last (:func:`code` quotes its nodes).
+_analysed = Source("")
+
+
 def analyse(source: str, config: Config = Config()) -> ModuleAnalysis:
-    return analyze_module(
-        MetadataWrapper(cst.parse_module(textwrap.dedent(source))), config, ExternalBases(None)
-    )
+    global _analysed
+    text = textwrap.dedent(source)
+    _analysed = Source(text)
+    return analyze_module(ast.parse(text), text, config, ExternalBases(None))
+
+
+def code(node: ast.AST | SimpleLine | None) -> str | None:
+    """The analysis' ``code`` of a node of the module analysed last (of a line: its statements)."""
+    if isinstance(node, SimpleLine):
+        return "".join(eligibility.code(small, _analysed) or "" for small in node.body)
+    return eligibility.code(node, _analysed)
 
 
 def only_class(source: str, config: Config = Config()) -> ClassAnalysis:
@@ -208,7 +220,7 @@ def test_config_bases_decide_the_model():
     assert module.by_name("TestA").model is ExecutionModel.PER_TEST_SPAWN
     assert module.by_name("TestB").model is ExecutionModel.CONTINUOUS
     # Without the config the same classes are not targets.
-    assert {c.model for c in analyse(cst.parse_module("").code).classes} == set()
+    assert {c.model for c in analyse("").classes} == set()
 
 
 def test_a_local_class_named_like_a_torch_base_is_not_that_base():
@@ -254,17 +266,15 @@ def test_gloo_helper_shape_fields():
     )  # the helper's `opts` parameter, bound to the caller's argument
     assert code(creation.world_size) == "self.world_size"
     assert creation.bound_name == "pg"
-    body = test.node.body.body
+    body = units(test.node)
     assert creation.statement is body[1]  # by identity: the migrator replaces this node
     assert creation.store_statements == [body[0]]
-    assert (
-        creation.helper is not None and creation.helper.name.value == "_create_process_group_gloo"
-    )
-    assert [h.name.value for h in creation.helper_chain] == ["_create_process_group_gloo"]
+    assert creation.helper is not None and creation.helper.name == "_create_process_group_gloo"
+    assert [h.name for h in creation.helper_chain] == ["_create_process_group_gloo"]
     # The same creation seen inside the helper: the migrator rewrites a helper that does test work there.
     inner = creation.inner
     assert inner is not None and inner.kind is CreationKind.BACKEND_CONSTRUCTOR
-    assert inner.statement is creation.helper.body.body[0] and inner.bound_name == "pg"
+    assert inner.statement is units(creation.helper)[0] and inner.bound_name == "pg"
     assert code(inner.options) == "opts" and inner.inner is None
     assert test.eligible
     assert (analysis.backend, code(analysis.options), code(analysis.world_size)) == (
@@ -391,7 +401,7 @@ def test_helpers_are_followed_a_few_levels_and_cycles_end():
     )
     (creation,) = analysis.tests[0].creations
     assert creation.chain == ("self._a", "self._b", "self._c", "init_process_group")
-    assert [h.name.value for h in creation.helper_chain] == ["_a", "_b", "_c"]
+    assert [h.name for h in creation.helper_chain] == ["_a", "_b", "_c"]
     assert analysis.tests[0].eligible
 
 
@@ -412,7 +422,8 @@ def test_decorator_and_device_mesh():
     assert [c.kind for c in decorated.creations] == [
         CreationKind.DECORATOR
     ]  # the mesh reuses that PG
-    assert isinstance(decorated.creations[0].node, cst.Decorator)
+    # The decorator: the expression in the def's decorator list.
+    assert decorated.creations[0].node is decorated.node.decorator_list[0]
     (mesh,) = mesh_only.creations
     assert mesh.kind is CreationKind.DEVICE_MESH and mesh.backend == "nccl"
     assert mesh.statement is None  # init_device_mesh stays as is on a shared PG
@@ -427,7 +438,7 @@ def test_base_run_creation_for_fsdp_tests():
         """)
     (creation,) = analysis.tests[0].creations
     assert creation.kind is CreationKind.BASE_RUN
-    assert creation.node is analysis.tests[0].node.name
+    assert creation.node is analysis.tests[0].node
     assert creation.statement is None
 
 
@@ -459,10 +470,10 @@ def test_trailing_destroy_and_try_finally_are_teardown():
         """)
     )
     plain, finally_, early = analysis.tests
-    assert plain.teardown == [plain.node.body.body[-1]] and plain.eligible
+    assert plain.teardown == [units(plain.node)[-1]] and plain.eligible
     assert (
         len(finally_.teardown) == 1
-        and isinstance(finally_.teardown[0], cst.Try)
+        and isinstance(finally_.teardown[0], ast.Try)
         and finally_.eligible
     )
     assert early.teardown == []
@@ -511,9 +522,9 @@ def test_a_one_line_if_or_finally_is_teardown_only_when_it_only_destroys():
     analysis = only_class(source)
     asserts, if_initialized, only_destroys, does_more, one_line_try = analysis.tests
     assert asserts.teardown == [] and asserts.eligible
-    last = if_initialized.node.body.body[-1]
+    last = units(if_initialized.node)[-1]
     assert if_initialized.teardown == [last] and if_initialized.eligible
-    assert len(only_destroys.teardown) == 1 and isinstance(only_destroys.teardown[0], cst.Try)
+    assert len(only_destroys.teardown) == 1 and isinstance(only_destroys.teardown[0], ast.Try)
     assert only_destroys.eligible
     assert does_more.teardown == [] and does_more.eligible
     # No block to unwrap the try into: its destroy is an early one (the test stays per test).
@@ -548,7 +559,7 @@ def test_helper_that_ends_in_destroy_called_last():
     )
     last, not_last = analysis.tests
     assert last.eligible
-    assert [(h.name.value, code(s)) for h, s in last.helper_teardown] == [
+    assert [(h.name, code(s)) for h, s in last.helper_teardown] == [
         ("_run_and_destroy", "dist.destroy_process_group()")
     ]
     assert {i.reason for i in not_last.ineligible} == {Reason.DESTROYS_PG_EARLY}
@@ -610,7 +621,7 @@ class Variant(Base):
     assert [code(s) for s in base.setup_environment] == [
         'os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"]="1"'
     ]
-    assert isinstance(base.world_size_node, cst.FunctionDef) and code(base.world_size) == "2"
+    assert isinstance(base.world_size_node, ast.FunctionDef) and code(base.world_size) == "2"
     assert base.backend == "nccl"
     assert base.bases == ("torch.testing._internal.common_distributed.MultiProcessTestCase",)
     assert module.by_name("Variant").bases == ("Base",)
@@ -726,14 +737,8 @@ def _fixture_analyses():
     resolver = ConfigResolver()
     for path in sorted(PG_FIXTURES.rglob("*.py")):
         config = resolver.for_file(path).config
-        yield (
-            path,
-            analyze_module(
-                MetadataWrapper(cst.parse_module(path.read_bytes())),
-                config,
-                ExternalBases(str(path)),
-            ),
-        )
+        text = path.read_text(encoding="utf-8")
+        yield path, analyze_module(ast.parse(text), text, config, ExternalBases(str(path)))
 
 
 def test_fixtures_cover_every_reason_and_creation_kind():
@@ -953,10 +958,10 @@ def _agree(one: str, many: str) -> bool:
 def _class_with_reason(reason: Reason, tests: int, detail: str) -> ClassAnalysis:
     from distlint.analysis.model import Ineligibility, PGCreation, TestAnalysis
 
-    node = cst.parse_statement("class C:\n    pass\n")
+    node = ast.parse("class C:\n    pass\n").body[0]
     analysis = ClassAnalysis("C", node, ExecutionModel.PER_TEST_SPAWN)  # type: ignore[arg-type]
     for index in range(tests):
-        function = cst.parse_statement(f"def test_{index}(self):\n    pass\n")
+        function = ast.parse(f"def test_{index}(self):\n    pass\n").body[0]
         test = TestAnalysis(f"test_{index}", function)  # type: ignore[arg-type]
         test.creations.append(
             PGCreation(CreationKind.INIT_PROCESS_GROUP, function, ("init_process_group",))
@@ -1080,7 +1085,8 @@ def test_a_device_chosen_backend_says_the_device_is_what_to_change(device, says)
 def test_an_argument_check_context_is_told_from_an_expected_failure(context, argument_check):
     from distlint.analysis.pg.raises import argument_check_context
 
-    assert argument_check_context(cst.parse_expression(context)) is argument_check
+    expression = ast.parse(context, mode="eval").body
+    assert argument_check_context(expression, Source(context)) is argument_check
 
 
 def test_collectives_in_argument_checks_leave_the_test_migratable_a_creation_does_not():

@@ -10,11 +10,11 @@ the continuous class gets the same call. Any other use of a class at module leve
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
-from distlint.analysis.names import dotted_name
+from distlint.syntax.ast_lines import SimpleLine, Unit
+from distlint.syntax.ast_nodes import dotted_name
 
 INSTANTIATE = "instantiate_parametrized_tests"
 LOCAL_TENSOR = "create_local_tensor_test_class"
@@ -23,10 +23,10 @@ LOCAL_TENSOR_SUFFIX = "WithLocalTensor"
 
 @dataclass(frozen=True)
 class FactoryCall:
-    """One module-level factory statement and the class it reads."""
+    """One module-level factory statement (its line) and the class it reads."""
 
-    statement: cst.SimpleStatementLine
-    call: cst.Call
+    statement: SimpleLine
+    call: ast.Call
     #: ``X``: the class whose tests it reads.
     source: str
     #: ``INSTANTIATE`` or ``LOCAL_TENSOR``.
@@ -35,39 +35,48 @@ class FactoryCall:
     def problem(self) -> str | None:
         """Why distlint cannot give the continuous class the same call, or None."""
         if self.kind == LOCAL_TENSOR and (
-            len(self.call.args) > 2
-            or any(
-                a.keyword is not None and a.keyword.value == "base_class" for a in self.call.args
-            )
+            len(self.call.args) + len(self.call.keywords) > 2
+            or any(k.arg == "base_class" for k in self.call.keywords)
         ):
             return f"{LOCAL_TENSOR}({self.source}) chooses its own base_class; migrate it by hand"
         return None
 
 
-def factory_call(statement: cst.BaseStatement) -> FactoryCall | None:
+def factory_call(statement: Unit) -> FactoryCall | None:
     """``instantiate_parametrized_tests(X)`` or ``Y = create_local_tensor_test_class(X, ...)``."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    if not isinstance(statement, SimpleLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+    if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
         kind, call = INSTANTIATE, small.value
-        if len(call.args) != 1:
+        if len(call.args) + len(call.keywords) != 1:
             return None
     elif (
-        isinstance(small, cst.Assign)
+        isinstance(small, ast.Assign)
         and len(small.targets) == 1
-        and isinstance(small.targets[0].target, cst.Name)
-        and isinstance(small.value, cst.Call)
+        and isinstance(small.targets[0], ast.Name)
+        and isinstance(small.value, ast.Call)
     ):
         kind, call = LOCAL_TENSOR, small.value
     else:
         return None
     written = dotted_name(call.func) or ""
-    if written.rsplit(".", 1)[-1] != kind or not call.args or call.args[0].keyword is not None:
+    first = _first_argument(call)
+    if written.rsplit(".", 1)[-1] != kind or first is None or not isinstance(first, ast.Name):
         return None
-    if not isinstance(call.args[0].value, cst.Name):
+    return FactoryCall(statement, call, first.id, kind)
+
+
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    """The value of the first argument written when it has no keyword (``*X`` and ``**X``
+    give ``X``, as libcst's ``Arg.value``), else None."""
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if not arguments:
         return None
-    return FactoryCall(statement, call, call.args[0].value.value, kind)
+    first = min(arguments, key=lambda a: (a.lineno, a.col_offset))
+    if isinstance(first, ast.keyword):
+        return first.value if first.arg is None else None
+    return first.value if isinstance(first, ast.Starred) else first
 
 
 def local_tensor_name(class_name: str) -> str:

@@ -2,18 +2,20 @@
 
 CONTRACT between the analysis (``distlint.analysis.pg``, ``analyze_module``), the rules
 (``distlint/rules/dl2*``) and the codemod (``distlint/codemods``): fields may be added,
-never renamed or removed without updating every user. Nodes are nodes of the module the
-analysis was given (``MetadataWrapper.module``), so rules can report them and codemods
-can replace them by identity.
+never renamed or removed without updating every user. Nodes are nodes of the stdlib ``ast``
+tree the analysis was given (statements as :data:`~distlint.syntax.ast_lines.Unit`: a line of
+simple statements or a compound statement), so rules can report them and codemods can find
+them by identity.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-import libcst as cst
+from distlint.syntax.ast_lines import SimpleLine, Unit
 
 if TYPE_CHECKING:
     from distlint.analysis.external_bases import ExternalTests
@@ -311,7 +313,8 @@ class CreationKind(enum.Enum):
     LOCAL_FUNCTION = (
         "module function"  # a module-level function of this file that does one of the above
     )
-    BASE_RUN = "base class"  # the base's worker creates it before every test (FSDPTest._run); node = test name
+    #: The base's worker creates it before every test (FSDPTest._run); node = the test's FunctionDef.
+    BASE_RUN = "base class"
 
 
 @dataclass
@@ -319,28 +322,29 @@ class PGCreation:
     """One place where a test (directly or through helpers) creates a process group."""
 
     kind: CreationKind
-    #: Where DL201 reports: the call in the test body, or the decorator.
-    node: cst.CSTNode
+    #: Where DL201 reports: the call in the test body, the decorator (an expression of the
+    #: def's ``decorator_list``), or (``BASE_RUN``) the test's FunctionDef.
+    node: ast.AST
     #: Human-readable path, e.g. ("self._init_process", "init_process_group").
     chain: tuple[str, ...]
     #: Literal backend ("nccl", "gloo", ...) when known; None when not a literal / default.
     backend: str | None = None
     #: The world_size argument expression (None when implicit / not found).
-    world_size: cst.BaseExpression | None = None
+    world_size: ast.expr | None = None
     #: The timeout= expression, when passed.
-    timeout: cst.BaseExpression | None = None
+    timeout: ast.expr | None = None
     #: The options expression (pg_options= / 4th ctor arg / opts), when passed.
-    options: cst.BaseExpression | None = None
+    options: ast.expr | None = None
     #: The name the test bound the PG to (``pg = ...``), when it did.
     bound_name: str | None = None
     #: The statement of the test body that creates the PG (to drop / rewrite when migrating).
-    statement: cst.BaseStatement | None = None
+    statement: Unit | None = None
     #: Statements of the test body that only build the store for this PG (``store = FileStore(...)``).
-    store_statements: list[cst.BaseStatement] = field(default_factory=list)
+    store_statements: list[Unit] = field(default_factory=list)
     #: The helper FunctionDef that performs the creation, when it is a same-file helper.
-    helper: cst.FunctionDef | None = None
+    helper: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     #: Every same-file helper followed from the test to the creation, outermost (called by the test) first.
-    helper_chain: tuple[cst.FunctionDef, ...] = ()
+    helper_chain: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = ()
     #: SELF_HELPER only: the creation as seen inside ``helper`` (its ``statement``,
     #: ``bound_name`` and ``store_statements`` refer to the helper's body), so that
     #: ``distlint migrate`` can tell a PG factory (``pg = self._create_pg(store)``) from a
@@ -357,8 +361,9 @@ class PGCreation:
 @dataclass
 class Ineligibility:
     reason: Reason
-    #: The node that shows the reason (for messages/positions); may be the test itself.
-    node: cst.CSTNode
+    #: The node that shows the reason (for messages/positions); may be the test or class itself,
+    #: or a statement (a line of simple statements).
+    node: ast.AST | SimpleLine
     #: Optional detail, e.g. "TORCH_NCCL_ASYNC_ERROR_HANDLING" or "timeout=timedelta(seconds=1)".
     detail: str = ""
     #: For a reason passed on from another class (``BASE_CLASS``, ``SUBCLASS``): that class's own.
@@ -376,17 +381,19 @@ class Ineligibility:
 @dataclass
 class TestAnalysis:
     name: str
-    node: cst.FunctionDef
+    node: ast.FunctionDef | ast.AsyncFunctionDef
     creations: list[PGCreation] = field(default_factory=list)
     #: Trailing teardown statements to drop when migrating (``destroy_process_group()``; a
     #: ``try/finally`` whose finally only tears the PG down appears here as the Try node).
-    teardown: list[cst.BaseStatement] = field(default_factory=list)
+    teardown: list[Unit] = field(default_factory=list)
     ineligible: list[Ineligibility] = field(default_factory=list)
     #: ``self.<attr>`` names the test (and the helpers it calls) use: methods, properties, attributes.
     self_attributes: tuple[str, ...] = ()
     #: Trailing teardown inside a helper the test calls last: (helper, statement), e.g. a helper ending
     #: in ``destroy_process_group()``. Fine for eligibility; the helper must drop it when migrated.
-    helper_teardown: list[tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
+    helper_teardown: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Unit]] = field(
+        default_factory=list
+    )
     #: Why the test needs a process of its own (it exits, kills a process, or its exit code is
     #: checked); empty when a reused rank can run it (:mod:`distlint.analysis.pg.reuse`).
     needs_own_process: str = ""
@@ -403,7 +410,7 @@ class TestAnalysis:
 @dataclass
 class ClassAnalysis:
     name: str
-    node: cst.ClassDef
+    node: ast.ClassDef
     model: ExecutionModel
     #: Why the model was chosen, e.g. "setUp calls self._spawn_processes()" or "derives from MultiProcessTestCase".
     model_reason: str = ""
@@ -413,19 +420,19 @@ class ClassAnalysis:
     subclasses: tuple[str, ...] = ()
     #: Class-level facts shared by its tests' PG creations (None when unknown or inconsistent).
     backend: str | None = None
-    world_size: cst.BaseExpression | None = None
-    timeout: cst.BaseExpression | None = None
-    options: cst.BaseExpression | None = None
+    world_size: ast.expr | None = None
+    timeout: ast.expr | None = None
+    options: ast.expr | None = None
     #: The class's world_size definition (class attribute Assign or @property FunctionDef), when in this class.
-    world_size_node: cst.CSTNode | None = None
+    world_size_node: Unit | None = None
     #: test_* methods in definition order (inherited tests are analysed on the class defining them).
     tests: list[TestAnalysis] = field(default_factory=list)
     #: Continuous classes only: PG lifecycle calls inside tests (DL203): (test name, call node, what).
-    lifecycle_calls: list[tuple[str, cst.Call, str]] = field(default_factory=list)
+    lifecycle_calls: list[tuple[str, ast.Call, str]] = field(default_factory=list)
     #: Statements of the class's setUp (own or from a same-file base) that set PG environment
     #: (``os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"``): a continuous class must set them
     #: before its workers start.
-    setup_environment: list[cst.BaseStatement] = field(default_factory=list)
+    setup_environment: list[Unit] = field(default_factory=list)
     #: The environment the class's setUp chain sets before spawning, when every write is a literal
     #: ``os.environ["KEY"] = "value"`` there (a continuous class declares it: ``worker_env``).
     environment: dict[str, str] = field(default_factory=dict)
@@ -455,7 +462,7 @@ class ModuleReference:
     (:mod:`distlint.analysis.pg.references`)."""
 
     name: str
-    node: cst.Name
+    node: ast.Name
     #: "inside a class body", "in class Other", "at module level".
     where: str
 

@@ -1,27 +1,39 @@
 """The edits that make one PG creation in a moved test (or a helper it calls) use the
 continuous class's shared PG: a removed call line, ``pg = self.pg``, a dropped decorator; or a
 :class:`~distlint.codemods.rewrite.RewriteError` saying why it cannot. :mod:`distlint.codemods.plan`
-calls it for each creation of each test it moves."""
+calls it for each creation of each test it moves.
+
+What the creation's statements are is read on the analysis's ``ast`` nodes; the edits are keyed
+by their libcst twins (:class:`~distlint.codemods.twins.Twins`), which emit rewrites.
+"""
 
 from __future__ import annotations
+
+import ast
+from typing import Union
 
 import libcst as cst
 
 from distlint.analysis.model import CreationKind, PGCreation
-from distlint.analysis.names import dotted_name
-from distlint.analysis.pg.class_eligibility import first_line
 from distlint.codemods.rewrite import REMOVE, FunctionEdits, RewriteError, bind_shared_pg
-from distlint.cst_utils import is_string_statement
+from distlint.codemods.twins import Twins
+from distlint.cst_utils import first_line
+from distlint.syntax.ast_lines import SimpleLine, Unit, is_string_line, units
+from distlint.syntax.ast_nodes import dotted_name
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
 def creation_edits(
-    function: cst.FunctionDef,
+    function: FunctionNode,
     creation: PGCreation,
     edits: dict[int, FunctionEdits],
     helpers: dict[int, cst.FunctionDef],
+    twins: Twins,
 ) -> None:
-    """Edits that make the PG ``creation`` in ``function`` come from the shared PG."""
-    function_edits = edits.setdefault(id(function), FunctionEdits.empty())
+    """Edits that make the PG ``creation`` in ``function`` come from the shared PG (keyed by the
+    ``id()`` of ``function``'s libcst twin; ``helpers``: the libcst helpers rewritten too)."""
+    function_edits = edits.setdefault(id(twins.libcst_def(function)), FunctionEdits.empty())
     kind = creation.kind
     if kind in (CreationKind.DEVICE_MESH, CreationKind.BASE_RUN):
         # init_device_mesh reuses the existing default PG; the base's own PG (FSDPTest._run)
@@ -31,16 +43,14 @@ def creation_edits(
         decorator = next(
             (
                 d
-                for d in function.decorators
-                if d is creation.node
-                or d.decorator is creation.node
-                or (isinstance(d.decorator, cst.Call) and d.decorator.func is creation.node)
+                for d in function.decorator_list
+                if d is creation.node or (isinstance(d, ast.Call) and d.func is creation.node)
             ),
             None,
         )
         if decorator is None:
             raise RewriteError("its PG decorator is not on the test")
-        function_edits.decorators.add(id(decorator))
+        function_edits.decorators.add(id(twins.libcst_of(decorator)))
         return
     if kind not in (
         CreationKind.INIT_PROCESS_GROUP,
@@ -69,37 +79,38 @@ def creation_edits(
             if kind is CreationKind.LOCAL_FUNCTION:
                 raise RewriteError(f"module function {name}() creates the PG and does test work")
             # The helper does the test's work: rewrite its PG creation there.
-            helpers[id(helper)] = helper
-            creation_edits(helper, inner, edits, helpers)
+            helper_twin = twins.libcst_def(helper)
+            helpers[id(helper_twin)] = helper_twin
+            creation_edits(helper, inner, edits, helpers, twins)
             for store_statement in creation.store_statements:
-                function_edits.statements[id(store_statement)] = REMOVE
+                function_edits.statements[id(twins.libcst_of(store_statement))] = REMOVE
             return
     statement = creation.statement
     if statement is None:
         raise RewriteError("the analysis did not locate the statement that creates its PG")
+    line = twins.libcst_statement(statement)
     if creation.bound_name:
-        function_edits.statements[id(statement)] = bind_shared_pg(statement, creation.bound_name)
+        function_edits.statements[id(line)] = bind_shared_pg(line, creation.bound_name)
     elif _is_call_line(statement, creation.node):
-        function_edits.statements[id(statement)] = REMOVE
+        function_edits.statements[id(line)] = REMOVE
     else:  # e.g. ``with _dynamo_dist_per_rank_init(...):``: removing it would remove the test
-        raise RewriteError(
-            f"its PG is created by `{first_line(statement)}`, which is not a plain call"
-        )
+        raise RewriteError(f"its PG is created by `{first_line(line)}`, which is not a plain call")
     for store in creation.store_statements:
-        if not isinstance(store, cst.SimpleStatementLine):
+        store_line = twins.libcst_of(store)
+        if not isinstance(store, SimpleLine):
             raise RewriteError(
-                f"its store is built by `{first_line(store)}`, which is not a plain assignment"
+                f"its store is built by `{first_line(store_line)}`, which is not a plain assignment"
             )
-        function_edits.statements[id(store)] = REMOVE
+        function_edits.statements[id(store_line)] = REMOVE
 
 
-def _is_call_line(statement: cst.BaseStatement, call: cst.CSTNode) -> bool:
+def _is_call_line(statement: Unit, call: ast.AST) -> bool:
     """``call`` alone on its line (what an unbound PG creation looks like): not a line that
     goes on to use it (``self._create_pg().allreduce(t).wait()``, an assertion around it)."""
     return (
-        isinstance(statement, cst.SimpleStatementLine)
+        isinstance(statement, SimpleLine)
         and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0], ast.Expr)
         and statement.body[0].value is call
     )
 
@@ -107,7 +118,7 @@ def _is_call_line(statement: cst.BaseStatement, call: cst.CSTNode) -> bool:
 _FACTORY_LEFTOVER_CALLS = frozenset({"barrier", "monitored_barrier", "set_device"})
 
 
-def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
+def is_factory(helper: FunctionNode, inner: PGCreation) -> bool:
     """Whether ``helper`` only creates (and returns) a PG: store, creation, barrier, return."""
     returns = _factory_returns(helper, inner)
     return returns is not None and all(
@@ -119,7 +130,7 @@ def is_factory(helper: cst.FunctionDef, inner: PGCreation) -> bool:
     )
 
 
-def returns_only_the_pg(helper: cst.FunctionDef, inner: PGCreation) -> bool:
+def returns_only_the_pg(helper: FunctionNode, inner: PGCreation) -> bool:
     """A helper of :func:`is_factory`'s shape whose every ``return`` gives the PG it creates
     (``pg = dist.distributed_c10d._get_default_group()`` then ``return pg`` included)."""
     returns = _factory_returns(helper, inner)
@@ -131,54 +142,54 @@ def returns_only_the_pg(helper: cst.FunctionDef, inner: PGCreation) -> bool:
 
 
 def _factory_returns(
-    helper: cst.FunctionDef, inner: PGCreation
-) -> list[tuple[cst.BaseExpression | None, set[str | None]]] | None:
+    helper: FunctionNode, inner: PGCreation
+) -> list[tuple[ast.expr | None, set[str | None]]] | None:
     """``helper``'s returned values, each with the names that hold its PG there (the creation's
     and those assigned the default group before it), when its body only creates the PG: store,
     creation, barrier-like calls, default-group assignments, returns; else ``None``."""
-    body = helper.body.body if isinstance(helper.body, cst.IndentedBlock) else ()
+    body = units(helper)
     accounted = {id(inner.statement), *(id(s) for s in inner.store_statements)}
     holders: set[str | None] = {inner.bound_name}
-    returns: list[tuple[cst.BaseExpression | None, set[str | None]]] = []
+    returns: list[tuple[ast.expr | None, set[str | None]]] = []
     for statement in body:
-        if id(statement) in accounted or is_string_statement(statement):
+        if id(statement) in accounted or is_string_line(statement):
             returned = _returned(statement) if statement is inner.statement else None
             if returned is not None:  # return ProcessGroupGloo(...): the creation is returned
                 returns.append((returned, set(holders)))
             continue
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        if not isinstance(statement, SimpleLine) or len(statement.body) != 1:
             return None
         small = statement.body[0]
-        if isinstance(small, cst.Return):
+        if isinstance(small, ast.Return):
             returns.append((small.value, set(holders)))
-        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        elif isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
             written = dotted_name(small.value.func) or ""
             if written.rsplit(".", 1)[-1] not in _FACTORY_LEFTOVER_CALLS:
                 return None
-        elif isinstance(small, cst.Assign) and _is_default_group(small.value):
-            holders.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        elif isinstance(small, ast.Assign) and _is_default_group(small.value):
+            holders.update(t.id for t in small.targets if isinstance(t, ast.Name))
         else:
             return None
     return returns
 
 
-def _names(value: cst.BaseExpression, names: set[str | None]) -> bool:
-    return isinstance(value, cst.Name) and value.value in names
+def _names(value: ast.expr, names: set[str | None]) -> bool:
+    return isinstance(value, ast.Name) and value.id in names
 
 
-def _returned(statement: cst.BaseStatement) -> cst.BaseExpression | None:
+def _returned(statement: Unit) -> ast.expr | None:
     """The value of ``return <value>`` alone on its line."""
     if (
-        isinstance(statement, cst.SimpleStatementLine)
+        isinstance(statement, SimpleLine)
         and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Return)
+        and isinstance(statement.body[0], ast.Return)
     ):
         return statement.body[0].value
     return None
 
 
-def _is_default_group(node: cst.BaseExpression | None) -> bool:
-    if isinstance(node, cst.Call):
+def _is_default_group(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Call):
         node = node.func
     written = dotted_name(node) if node is not None else None
     return written is not None and (

@@ -26,7 +26,7 @@ from distlint.codemods.bases.multi_process_test_case import (
 )
 from distlint.codemods.bases.spec import Target, class_statements
 from distlint.codemods.existing import ExistingClass, extended, module_classes
-from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, twin
+from distlint.codemods.factories import LOCAL_TENSOR, FactoryLine, factory_line, twin
 from distlint.codemods.families import FamilyClass, MigrationPlan, Placement
 from distlint.codemods.layout import (
     INDENT,
@@ -92,7 +92,9 @@ class Emitter:
         self.module_classes = module_classes(plan.module)
         #: ``(kind, class)`` of the factory calls already in the module (twins of a first run).
         self.factories = {
-            (f.kind, f.source) for f in (factory_call(s) for s in plan.module.body) if f is not None
+            (f.kind, f.source)
+            for f in (factory_line(s, plan.twins) for s in plan.module.body)
+            if f is not None
         }
 
     # -- names ------------------------------------------------------------------------------
@@ -174,7 +176,7 @@ class Emitter:
     def _family(self, name: str) -> FamilyClass:
         return next(c for c in self.plan.classes if c.name == name)
 
-    def _emit_factory(self, factory: FactoryCall, cls: FamilyClass) -> list[cst.BaseStatement]:
+    def _emit_factory(self, factory: FactoryLine, cls: FamilyClass) -> list[cst.BaseStatement]:
         """The factory call for the continuous class too (alone when the class is gone)."""
         if not cls.has_continuous:
             return [factory.statement]
@@ -261,7 +263,7 @@ class Emitter:
         )
 
     def _remaining(self, cls: FamilyClass, has_mixin: bool) -> cst.ClassDef:
-        moved_tests = {id(d.test.node) for d in cls.moved_tests()}
+        moved_tests = {id(d.node) for d in cls.moved_tests()}
         kept: list[cst.BaseStatement] = []
         for unit in cls.body.units:
             key = id(unit.statement)
@@ -270,11 +272,11 @@ class Emitter:
             if unit.kind == "hook" and cls.reused:
                 # It spawned the ranks (and removed the store file): the pool does both now. A
                 # setUp that also sets environment keeps that part: it runs on the ranks.
-                kept_setup = setup_on_ranks(unit.statement)
+                kept_setup = setup_on_ranks(unit.statement, self.plan.twins)
                 if kept_setup is None:
                     self._schedule_removal([unit.statement])
                     continue
-                self._schedule_removal(spawn_statements(unit.statement))
+                self._schedule_removal(spawn_statements(unit.statement, self.plan.twins))
                 kept.append(kept_setup)
                 continue
             if unit.kind in ("method", "attribute", "class") and cls.placement.get(key) not in (
@@ -336,7 +338,7 @@ class Emitter:
         # member moved with the tests in each class of a variant: one tree, distinct nodes. A
         # moved test appears once (its class lost it) and is most of the body: not copied.
         statements = [s.deep_clone() for s in statements]
-        moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
+        moved_tests = {id(d.node) for d in cls.moved_tests_of(variant)}
         for unit in cls.body.units:
             key = id(unit.statement)
             if unit.kind == "test" and key in moved_tests:
@@ -402,7 +404,7 @@ class Emitter:
         """Migrating again: the tests of ``variant`` (and the members only they use) join the
         continuous class already in the module; its world size, backend, opts() are there."""
         statements: list[cst.BaseStatement] = []
-        moved_tests = {id(d.test.node) for d in cls.moved_tests_of(variant)}
+        moved_tests = {id(d.node) for d in cls.moved_tests_of(variant)}
         units = [u for u in cls.body.units if u.kind == "attribute"] + [
             u for u in cls.body.units if u.kind != "attribute"
         ]
@@ -448,7 +450,9 @@ class Emitter:
         constant = cls.base.default_world_size.get(self.options.runtime)
         if default_world_size and constant is not None:
             self.needed[constant] = constant.name
-        out = class_statements(cls.base, self.options.runtime, cls.analysis, default_world_size)
+        out = class_statements(
+            cls.base, self.options.runtime, cls.analysis, default_world_size, self.plan.twins.source
+        )
         if (
             self.options.runtime == "torch"
             and cls.analysis.backend == "gloo"

@@ -13,6 +13,8 @@ anything else) keep its tests where they are.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from distlint.analysis.factories import (
@@ -24,21 +26,56 @@ from distlint.analysis.factories import (
     local_tensor_name,
 )
 from distlint.codemods.layout import call_layout
+from distlint.codemods.twins import Twins
 
 # What the codemod recognises is the analysis' (one definition); twin() below is the codemod's.
 __all__ = [
     "INSTANTIATE",
     "LOCAL_TENSOR",
     "LOCAL_TENSOR_SUFFIX",
-    "FactoryCall",
-    "factory_call",
+    "FactoryLine",
+    "factory_line",
     "local_tensor_name",
     "twin",
 ]
 
 
+@dataclass(frozen=True)
+class FactoryLine:
+    """A factory call the analysis recognised (:class:`FactoryCall`), as the libcst line it is."""
+
+    found: FactoryCall
+    statement: cst.SimpleStatementLine
+
+    @property
+    def source(self) -> str:
+        return self.found.source
+
+    @property
+    def kind(self) -> str:
+        return self.found.kind
+
+    @property
+    def call(self) -> cst.Call:
+        small = self.statement.body[0]
+        assert isinstance(small, (cst.Expr, cst.Assign)) and isinstance(small.value, cst.Call)
+        return small.value
+
+    def problem(self) -> str | None:
+        return self.found.problem()
+
+
+def factory_line(statement: cst.BaseStatement, twins: Twins) -> FactoryLine | None:
+    """The factory call a module-level libcst statement is, if it is one."""
+    found = factory_call(twins.ast_of(statement))  # type: ignore[arg-type]
+    if found is None:
+        return None
+    assert isinstance(statement, cst.SimpleStatementLine)
+    return FactoryLine(found, statement)
+
+
 def twin(
-    factory: FactoryCall, continuous: str, local_base: str | None, keep_leading: bool
+    factory: FactoryLine, continuous: str, local_base: str | None, keep_leading: bool
 ) -> cst.SimpleStatementLine:
     """The same call for the continuous class (``local_base``: ``base_class=`` of a local-tensor twin)."""
     call = factory.call

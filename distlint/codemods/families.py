@@ -20,9 +20,11 @@ from distlint.codemods import members as m
 from distlint.codemods.bases import base_named
 from distlint.codemods.bases.spec import PerTestBase
 from distlint.codemods.existing import ExistingClass
-from distlint.codemods.factories import FactoryCall
+from distlint.codemods.factories import FactoryLine
 from distlint.codemods.report import FileReport
 from distlint.codemods.rewrite import FunctionEdits
+from distlint.codemods.twins import Twins
+from distlint.syntax.ast_nodes import Source
 
 
 class Placement(enum.Enum):
@@ -40,10 +42,11 @@ class Placement(enum.Enum):
     DROP = "drop"
 
 
-def test_variant(test: TestAnalysis) -> OptionsVariant:
-    """The options variant ``test``'s PG uses (``self.opts(threads=8)``); ``()`` for the class's options."""
+def test_variant(test: TestAnalysis, source: Source) -> OptionsVariant:
+    """The options variant ``test``'s PG uses (``self.opts(threads=8)``); ``()`` for the class's
+    options (``source``: the text the analysis read)."""
     for creation in test.creations:
-        variant = options_variant(creation.options)
+        variant = options_variant(creation.options, source)
         if variant is not None:
             return variant
     return ()
@@ -62,6 +65,10 @@ def variant_tag(variant: OptionsVariant) -> str:
 @dataclass
 class Decision:
     test: TestAnalysis
+    #: The test's def in the libcst module (the twin of ``test.node``), what emit moves.
+    node: cst.FunctionDef
+    #: The options variant its PG uses (:func:`test_variant`).
+    variant: OptionsVariant = ()
     moved: bool = False
     code: str = ""
     text: str = ""
@@ -142,7 +149,7 @@ class FamilyClass:
         found: list[OptionsVariant] = []
         for member in reversed(self.mro()):
             for decision in member.moved_tests():
-                variant = test_variant(decision.test)
+                variant = decision.variant
                 if variant and variant not in found:
                     found.append(variant)
         return found
@@ -156,7 +163,7 @@ class FamilyClass:
         return any(self.existing_for(v) is None for v in [(), *self.variants()])
 
     def moved_tests_of(self, variant: OptionsVariant) -> list[Decision]:
-        return [d for d in self.moved_tests() if test_variant(d.test) == variant]
+        return [d for d in self.moved_tests() if d.variant == variant]
 
     @property
     def mixin_name(self) -> str:
@@ -211,12 +218,14 @@ class FamilyClass:
 @dataclass
 class MigrationPlan:
     module: cst.Module
+    #: The module's ``ast`` statements (what the analysis's facts hold) paired with its own.
+    twins: Twins
     classes: list[FamilyClass]
     #: Rewritten functions (tests and helpers) by ``id()`` of the original node.
     rewritten: dict[int, cst.FunctionDef]
     #: Module-level factory calls (``instantiate_parametrized_tests(X)``,
     #: ``create_local_tensor_test_class(X)``) by class name.
-    instantiations: dict[str, list[FactoryCall]]
+    instantiations: dict[str, list[FactoryLine]]
     report: FileReport
     #: The edits behind ``rewritten`` and the original functions, by ``id()`` of the original.
     edits: dict[int, FunctionEdits] = field(default_factory=dict)
@@ -233,10 +242,7 @@ class MigrationPlan:
         if users is not None:
             return any(self._decision(c, t).moved for c, t in users)
         return any(
-            d.moved
-            for cls in self.classes
-            for d in cls.decisions.values()
-            if id(d.test.node) == key
+            d.moved for cls in self.classes for d in cls.decisions.values() if id(d.node) == key
         )
 
     def _decision(self, class_name: str, test: str) -> Decision:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import libcst as cst
 
-from distlint.analysis.keep_marks import keep_mark, mark_line
+from distlint.analysis.keep_marks import MARK, mark_text
 from distlint.codemods.migrate_continuous import MigrationResult
 from distlint.source import parse, verify_python
 
@@ -47,6 +47,23 @@ def _marked_member(
     if not isinstance(member, cst.FunctionDef):
         return member
     why = marks.get(f"{class_name}.{member.name.value}")
-    if why is None or keep_mark(member) is not None:
+    if why is None or _has_mark(member):
         return member
     return member.with_changes(leading_lines=[*member.leading_lines, mark_line(why)])
+
+
+def _has_mark(test: cst.FunctionDef) -> bool:
+    """Whether a comment libcst gives the def (above it, its decorators, or between them and
+    ``def``) is a mark already (what :func:`distlint.analysis.keep_marks.keep_mark` reads)."""
+    lines = [*test.leading_lines, *test.lines_after_decorators]
+    for decorator in test.decorators:
+        lines += decorator.leading_lines
+    return any(
+        line.comment is not None and mark_text(line.comment.value) is not None for line in lines
+    )
+
+
+def mark_line(why: str) -> cst.EmptyLine:
+    """The comment line ``--verify --write`` puts above a test it kept behind."""
+    text = f"# {MARK} ({why})" if why else f"# {MARK}"
+    return cst.EmptyLine(indent=True, comment=cst.Comment(text))

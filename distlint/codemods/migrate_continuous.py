@@ -35,10 +35,12 @@ from distlint.codemods.rewrite import (
     RewriteError,
 )
 from distlint.codemods.torch_runtime_holds import rng_state_holds
+from distlint.codemods.twins import Twins
 from distlint.config import Config
 from distlint.import_usage import ImportUsage
 from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
 from distlint.source import PreScreen, decode_source, parse, verify_python
+from distlint.syntax.ast_names import Unsupported
 
 
 @dataclass
@@ -80,17 +82,16 @@ def _screen(source: bytes, config: Config) -> bool:
 
 
 def _analyze(
-    wrapper: MetadataWrapper,
+    tree: ast.Module,
+    text: str,
     config: Config,
     path: str,
     looked_at: dict[str, list[int] | None],
-    tree: ast.Module | None,
-    text: str,
 ) -> ModuleAnalysis:
-    """The shared DL2xx analysis; bases from other modules are looked up next to ``path``
-    (each file looked at is recorded in ``looked_at``); ``tree``: the parsed ``text``'s ``ast``."""
+    """The shared DL2xx analysis of ``tree`` (parsed from ``text``); bases from other modules
+    are looked up next to ``path`` (each file looked at is recorded in ``looked_at``)."""
     external = ExternalBases(path, looked_at=looked_at)
-    return analyze_module(wrapper, config, external, tree, text)
+    return analyze_module(tree, text, config, external)
 
 
 def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
@@ -134,6 +135,8 @@ def _migrate(
             parsed, parsed_text = stand_ins.text.encode("utf-8"), stand_ins.text
             tree = _ast_tree(parsed)
         module = parse(parsed, path)
+        if tree is None:  # libcst parses what the stdlib parser rejects: no analysis of it
+            raise ValueError("the file does not parse with Python's own parser")
     except ValueError as exc:
         result.error = f"{path}: error: {exc}"
         return result
@@ -142,9 +145,11 @@ def _migrate(
         return result
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        analysis = _analyze(tree, parsed_text, config, path, result.depends_on)
         plan = Planner(
             wrapper,
-            _analyze(wrapper, config, path, result.depends_on, tree, parsed_text),
+            analysis,
+            Twins(tree, module, parsed_text),
             config,
             options.class_suffix,
             _holds(source, options),
@@ -156,8 +161,7 @@ def _migrate(
         if not plan.changes:
             return result
         elsewhere = ImportUsage.of_statements(stand_ins.classes) if stand_ins is not None else None
-        text_or_tree = tree if tree is not None else parsed
-        emitter = Emitter(plan, wrapper, options, config.runners, text_or_tree, elsewhere)
+        emitter = Emitter(plan, wrapper, options, config.runners, tree, elsewhere)
         migrated = emitter.module()
         printed = emitter.code(migrated)
         code = printed if stand_ins is None else stand_ins.restore(printed)
@@ -166,6 +170,9 @@ def _migrate(
         new_bytes = code.encode(migrated.encoding)
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
+        return result
+    except Unsupported as exc:
+        result.error = f"{path}: error: {exc}"
         return result
     except RewriteError as exc:  # pragma: no cover - the planner refuses what it cannot rewrite
         result.error = f"{path}: error: cannot migrate: {exc}"

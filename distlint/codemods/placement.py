@@ -24,7 +24,8 @@ from distlint.codemods import members as m
 from distlint.codemods.bases.spec import RUNTIME_READS
 from distlint.codemods.families import FamilyClass, Placement
 from distlint.codemods.report import Why
-from distlint.cst_utils import code_of, is_literal
+from distlint.cst_utils import is_literal
+from distlint.syntax.ast_nodes import Source
 
 
 class Placer:
@@ -36,7 +37,10 @@ class Placer:
         rewritten: dict[int, cst.FunctionDef],
         helper_users: dict[int, set[tuple[str, str]]],
         top_level_names: set[str],
+        source: Source,
     ) -> None:
+        """``source``: the text whose ``ast`` tree the analysis read (its expressions' text)."""
+        self.source = source
         self.order = order
         self.classes = {cls.name: cls for cls in order}
         self.rewritten = rewritten
@@ -146,9 +150,7 @@ class Placer:
             roots: set[str] = self._implicit_continuous_names(cls)
             for member in cls.mro():
                 for decision in member.moved_tests():
-                    roots |= m.member_uses(
-                        [self.rewritten.get(id(decision.test.node), decision.test.node)]
-                    )
+                    roots |= m.member_uses([self.rewritten.get(id(decision.node), decision.node)])
             provided: frozenset[str] = frozenset()
             if not cls.new_classes_needed():
                 # Migrating again into existing classes only: what they define is there already.
@@ -281,8 +283,8 @@ class Placer:
         ):
             if mine is None or theirs is None:
                 continue
-            mine_text = mine if isinstance(mine, str) else code_of(mine)
-            theirs_text = theirs if isinstance(theirs, str) else code_of(theirs)
+            mine_text = mine if isinstance(mine, str) else self.source.segment(mine)
+            theirs_text = theirs if isinstance(theirs, str) else self.source.segment(theirs)
             if mine_text != theirs_text:
                 return f"its PG {label} `{mine_text}` differs from the `{theirs_text}` of {root.name}'s continuous class"
         return None

@@ -51,7 +51,7 @@ from distlint.codemods import members as m
 from distlint.codemods.bases import BASES
 from distlint.codemods.creation_edits import creation_edits
 from distlint.codemods.existing import find_existing, module_classes
-from distlint.codemods.factories import LOCAL_TENSOR, FactoryCall, factory_call, local_tensor_name
+from distlint.codemods.factories import LOCAL_TENSOR, FactoryLine, factory_line, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
@@ -65,9 +65,11 @@ from distlint.codemods.rewrite import (
     apply_edits,
     has_work_left,
 )
+from distlint.codemods.twins import Twins
 from distlint.config import Config
 from distlint.metadata import node_spans
 from distlint.source import decode_source
+from distlint.syntax.ast_names import AstNames, build_ast_names
 
 # -- building the plan ----------------------------------------------------------------------
 
@@ -77,6 +79,7 @@ class Planner:
         self,
         wrapper: MetadataWrapper,
         analysis: ModuleAnalysis,
+        twins: Twins,
         config: Config,
         suffix: str,
         hold: Mapping[str, tuple[str, str]] | None = None,
@@ -85,7 +88,10 @@ class Planner:
     ) -> None:
         """``source``: the bytes the module was parsed from (line numbers for messages);
         ``runtime``: what the migrated classes run on (reused workers only on distlint's), None
-        when the kept tests stay per test (``--no-reused-workers``)."""
+        when the kept tests stay per test (``--no-reused-workers``); ``analysis``: the facts of
+        the ``ast`` tree of the module's text, whose statements ``twins`` pairs with the
+        module's."""
+        self.twins = twins
         self.runtime = runtime
         self.wrapper = wrapper
         self.source = source
@@ -101,7 +107,7 @@ class Planner:
         self._members: set[int] | None = None
         self.order: list[FamilyClass] = []
         self.top_level_names: set[str] = set()
-        self.instantiations: dict[str, list[FactoryCall]] = {}
+        self.instantiations: dict[str, list[FactoryLine]] = {}
         #: Edits per function (tests and helpers), and which tests need which helper rewritten.
         self.edits: dict[int, FunctionEdits] = {}
         self.functions: dict[int, cst.FunctionDef] = {}
@@ -132,12 +138,15 @@ class Planner:
         self._check_bodies()
         self._check_module_references()
         self._decide_tests()
-        placer = Placer(self.order, self.rewritten, self.helper_users, self.top_level_names)
+        placer = Placer(
+            self.order, self.rewritten, self.helper_users, self.top_level_names, self.twins.source
+        )
         placer.settle()
         if self.runtime is not None:
             decide_reused_workers(self.order, self.runtime, self.hold)
         return MigrationPlan(
             self.module,
+            self.twins,
             self.order,
             self.rewritten,
             self.instantiations,
@@ -168,12 +177,13 @@ class Planner:
         for analysis in self.analysis.classes:
             if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
                 continue
-            index = positions.get(id(analysis.node))
+            node = self.twins.libcst_class(analysis.node)
+            index = positions.get(id(node))
             family = FamilyClass(
                 analysis.name,
-                analysis.node,
+                node,
                 analysis,
-                m.classify_body(analysis.node),
+                m.classify_body(node),
                 -1 if index is None else index,
                 self.suffix,
             )
@@ -240,21 +250,23 @@ class Planner:
         DL201/DL202 agree); for another ``--class-suffix`` the plan asks the analysis here."""
         classes = module_classes(self.module)
         models = {c.name: c.model for c in self.analysis.classes}
-        table = ClassTable.build(self.module)
         continuous = continuous_base_names(self.config)
+        asked: tuple[ClassTable, AstNames] | None = None  # built when a class is asked about
         for cls in self.order:
             for name in classes:
                 if not (name.startswith(cls.name) and name.endswith(self.suffix)):
                     continue
                 if name in self.classes or models.get(name) is not ExecutionModel.CONTINUOUS:
                     continue
-                problem = (
-                    existing_problem(
-                        cls.analysis, name, table, self.names, models, continuous, self.suffix
+                problem = None
+                if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name:
+                    if asked is None:
+                        tree = self.twins.tree
+                        asked = ClassTable.build(tree), build_ast_names(tree)
+                    table, names = asked
+                    problem = existing_problem(
+                        cls.analysis, name, table, names, models, continuous, self.suffix
                     )
-                    if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name
-                    else None
-                )
                 found = find_existing(name, classes) if problem is None else None
                 if found is not None:
                     cls.existing[name] = found
@@ -302,14 +314,14 @@ class Planner:
         for use in self.analysis.references:
             if use.name in family_names and use.name not in refused:
                 refused.add(use.name)  # the first use is the one the report names
-                self._refuse_reference(use.node, use.where)
+                self._refuse_reference(use.name, use.node.lineno, use.where)
         for statement in self.module.body:
-            factory = factory_call(statement)
+            factory = factory_line(statement, self.twins)
             if factory is not None and factory.source in family_names:
                 self._check_factory(factory)
                 self.instantiations.setdefault(factory.source, []).append(factory)
 
-    def _check_factory(self, factory: FactoryCall) -> None:
+    def _check_factory(self, factory: FactoryLine) -> None:
         """A factory call the continuous class cannot get a twin of keeps the class's tests."""
         cls = self.classes[factory.source]
         problem = factory.problem()
@@ -320,27 +332,28 @@ class Planner:
             elif name in self.top_level_names and not self._twin_exists(cls.continuous_name):
                 problem = f"the name of the local tensor twin is taken: {name}"
         if problem is not None:
-            cls.refuse(Why.FACTORY_CALL.code, f"{problem} (line {self.line_of(factory.statement)})")
+            line = factory.found.statement.lineno
+            cls.refuse(Why.FACTORY_CALL.code, f"{problem} (line {line})")
 
     def _twin_exists(self, continuous: str) -> bool:
         """Migrating again: the module has the continuous class's local tensor twin already."""
         return any(
             f is not None and f.kind == LOCAL_TENSOR and f.source == continuous
-            for f in map(factory_call, self.module.body)
+            for f in (factory_line(s, self.twins) for s in self.module.body)
         )
 
-    def _refuse_reference(self, node: cst.Name, where: str) -> None:
-        cls = self.classes[node.value]
+    def _refuse_reference(self, name: str, line: int, where: str) -> None:
+        cls = self.classes[name]
         cls.refuse(
             Reason.MODULE_REFERENCE.code,
-            f"{cls.name} is used {where} (line {self.line_of(node)}); migrate it by hand",
+            f"{cls.name} is used {where} (line {line}); migrate it by hand",
         )
 
     # -- 4. per-test decisions ----------------------------------------------------------------
     def _no_pg_text(self, cls: FamilyClass, test: TestAnalysis) -> str:
         """``no-pg``'s text, naming the helpers of other modules the test calls: a PG created
         there is one the analysis does not see (and the test stays, as it must)."""
-        called = m.called_methods(test.node)
+        called = m.called_methods(self.twins.libcst_def(test.node))
         for member in cls.mro():
             for written, found in member.analysis.external_bases:
                 helpers = [
@@ -362,7 +375,8 @@ class Planner:
                 if unit.name not in analysed:
                     cls.unanalysed_tests.append(unit.name)
             for test in cls.analysis.tests:
-                decision = Decision(test)
+                variant = test_variant(test, self.twins.source)
+                decision = Decision(test, self.twins.libcst_def(test.node), variant)
                 cls.decisions[test.name] = decision
                 if not test.creates_pg:
                     decision.leave(Why.NO_PG.code, self._no_pg_text(cls, test))
@@ -371,7 +385,7 @@ class Planner:
                     decision.leave(reasons[0].reason.code, "; ".join(i.describe() for i in reasons))
                 else:
                     decision.moved = True
-                    if test_variant(test) and cls.parent is not None:
+                    if variant and cls.parent is not None:
                         decision.leave(Why.OPTIONS_VARIANT.code, Why.OPTIONS_VARIANT.text)
                 held = self.hold.get(f"{cls.name}.{test.name}")
                 if held is not None and decision.moved:
@@ -424,13 +438,17 @@ class Planner:
 
     def _prepare_rewrite(self, cls: FamilyClass, test: TestAnalysis) -> None:
         """Record the edits that make ``test`` use the shared PG (raises RewriteError)."""
+        twins = self.twins
         edits: dict[int, FunctionEdits] = {}
         helpers: dict[int, cst.FunctionDef] = {}
-        functions = {id(test.node): test.node}
+        node = twins.libcst_def(test.node)
+        functions = {id(node): node}
         for creation in test.creations:
-            creation_edits(test.node, creation, edits, helpers)
-        for helper, statement in getattr(test, "helper_teardown", ()):
-            helpers[id(helper)] = helper  # the helper ends in the PG teardown: it is rewritten too
+            creation_edits(test.node, creation, edits, helpers, twins)
+        for helper_def, teardown in test.helper_teardown:
+            # The helper ends in the PG teardown: it is rewritten too.
+            helper, statement = twins.libcst_def(helper_def), twins.libcst_of(teardown)
+            helpers[id(helper)] = helper
             edit = DROP_FINALLY if isinstance(statement, cst.Try) else REMOVE
             edits.setdefault(id(helper), FunctionEdits.empty()).statements[id(statement)] = edit
         for helper in helpers.values():
@@ -443,7 +461,7 @@ class Planner:
                     "which is not a method of a class distlint migrates"
                 )
         functions.update(helpers)
-        for statement in test.teardown:
+        for statement in map(twins.libcst_of, test.teardown):
             owner = next((f for f in functions.values() if _contains(f, statement)), None)
             if owner is None:
                 raise RewriteError(
@@ -457,7 +475,7 @@ class Planner:
             rewritten[key] = apply_edits(
                 functions[key], _merged(self.edits.get(key), function_edits)
             )
-        if not has_work_left(rewritten.get(id(test.node), test.node)):
+        if not has_work_left(rewritten.get(id(node), node)):
             raise RewriteError("nothing would be left of it without its PG setup and teardown")
         for key, function_edits in edits.items():
             self.edits[key] = _merged(self.edits.get(key), function_edits)

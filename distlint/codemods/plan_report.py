@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from distlint.analysis.model import Reason
-from distlint.codemods.families import FamilyClass, test_variant
+from distlint.codemods.families import FamilyClass
 from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.cst_utils import code_of
 
@@ -31,10 +31,8 @@ def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
         for decision in cls.decisions.values():
             if decision.moved:
                 entry.moved.append(decision.test.name)
-                if test_variant(decision.test):
-                    entry.moved_to[decision.test.name] = cls.variant_name(
-                        test_variant(decision.test)
-                    )
+                if decision.variant:
+                    entry.moved_to[decision.test.name] = cls.variant_name(decision.variant)
             elif cls.reused:
                 entry.reused.append(LeftBehind(decision.test.name, decision.code, decision.text))
             else:

@@ -11,16 +11,19 @@ such target, so under ``--runtime torch`` the report only says what the distlint
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
 from distlint.analysis.model import Reason
-from distlint.analysis.pg.class_eligibility import hook_problem, is_spawn
+from distlint.analysis.pg.hooks import hook_problem, is_spawn
 from distlint.analysis.pg.reuse import REUSABLE_BASE, environment_only_setup
 from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target
 from distlint.codemods.families import FamilyClass
+from distlint.codemods.twins import Twins
+from distlint.syntax.ast_lines import units
 from distlint.torch_names import DISTLINT_RUNTIME
 
 REUSED_WORKERS_BASE = Target(DISTLINT_RUNTIME, "ReusedWorkersTest")
@@ -95,23 +98,30 @@ def swapped_bases(cls: FamilyClass, base_name: str) -> tuple[list[cst.Arg], list
     return bases, replaced
 
 
-def spawn_statements(function: cst.BaseStatement) -> list[cst.BaseStatement]:
-    """The ``self._spawn_processes()`` lines of a hook."""
+def spawn_statements(function: cst.BaseStatement, twins: Twins) -> list[cst.BaseStatement]:
+    """The ``self._spawn_processes()`` lines of a hook (asked of its ``ast`` twin)."""
     if not isinstance(function, cst.FunctionDef) or not isinstance(
         function.body, cst.IndentedBlock
     ):
         return []
-    return [s for s in function.body.body if is_spawn(s)]
+    hook = twins.ast_of(function)
+    assert isinstance(hook, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return [twins.libcst_of(s) for s in units(hook) if is_spawn(s)]  # type: ignore[misc]
 
 
-def setup_on_ranks(function: cst.BaseStatement) -> cst.FunctionDef | None:
+def setup_on_ranks(function: cst.BaseStatement, twins: Twins) -> cst.FunctionDef | None:
     """What of a reused class's ``setUp`` stays: the environment it sets (it runs on each rank
     before the test now), without the spawn; None when it only spawned, or its environment is
     the class's literal ``worker_env``."""
-    if not isinstance(function, cst.FunctionDef) or hook_problem(function) is None:
+    if not isinstance(function, cst.FunctionDef):
         return None
-    assert environment_only_setup(function)  # the analysis let the family move only then
-    spawns = {id(s) for s in spawn_statements(function)}
+    hook = twins.ast_of(function)
+    assert isinstance(hook, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if hook_problem(hook, twins.source) is None:
+        return None
+    # The analysis let the family move only then:
+    assert environment_only_setup(hook, twins.source)
+    spawns = {id(s) for s in spawn_statements(function, twins)}
     body = function.body
     assert isinstance(body, cst.IndentedBlock)
     return function.with_changes(

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from libcst import Module
-
-from distlint.analysis.model import ClassAnalysis, ExecutionModel, TestAnalysis
+from distlint.analysis.model import (
+    ClassAnalysis,
+    CreationKind,
+    ExecutionModel,
+    PGCreation,
+    TestAnalysis,
+)
 from distlint.analysis.pg import module_analysis
 from distlint.analysis.pg.eligibility import describe_short
 from distlint.analysis.pg.reuse import runs_on_reused_workers
-from distlint.rules.base import Invalid, LintRule, Valid
+from distlint.rules.fact_rule import FactRule, Span
+from distlint.rules.rule import Invalid, Valid
 
 
 def creation_text(test: TestAnalysis) -> str:
@@ -17,7 +22,7 @@ def creation_text(test: TestAnalysis) -> str:
     return described if described.startswith("via ") else f"with {described}"
 
 
-class PerTestProcessGroup(LintRule):
+class PerTestProcessGroup(FactRule):
     """A test in a per-test spawn class creates its own process group.
 
     ## What it does
@@ -85,8 +90,6 @@ class PerTestProcessGroup(LintRule):
     ```
     `distlint migrate` moves the migratable tests for you.
     """
-
-    reads_multiprocess_classes_only = True
 
     code = "DL201"
 
@@ -206,12 +209,21 @@ class PerTestProcessGroup(LintRule):
         ),
     ]
 
-    def leave_Module(self, original_node: Module) -> None:
+    def check(self) -> None:
         for analysis in module_analysis(self.context).classes:
             if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
                 continue
             for test in analysis.pg_tests:
-                self.report(test.creations[0].node, self.message(test, analysis))
+                self.report_at(self.where(test.creations[0]), self.message(test, analysis))
+
+    def where(self, creation: PGCreation) -> Span:
+        """The call that creates the PG; a decorator from its ``@``; a base's ``_run``: the
+        test's name."""
+        if creation.kind is CreationKind.DECORATOR:
+            return self.source.decorator_span(creation.node)  # type: ignore[arg-type]
+        if creation.kind is CreationKind.BASE_RUN:
+            return self.source.name_span(creation.node)  # type: ignore[arg-type]
+        return self.source.span(creation.node)
 
     @staticmethod
     def message(test: TestAnalysis, cls: ClassAnalysis) -> str:

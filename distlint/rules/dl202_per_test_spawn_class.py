@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from libcst import Module
-
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
 from distlint.analysis.pg import module_analysis
 from distlint.analysis.pg.eligibility import reason_counts
 from distlint.analysis.pg.execution import integer_literal
-from distlint.rules.base import Invalid, LintRule, Valid
+from distlint.rules.fact_rule import FactRule
+from distlint.rules.rule import Invalid, Valid
 
 
 def _plural(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
 
 
-class PerTestSpawnClass(LintRule):
+class PerTestSpawnClass(FactRule):
     """A test class spawns fresh processes and creates a process group for every test.
 
     ## What it does
@@ -62,8 +61,6 @@ class PerTestSpawnClass(LintRule):
     ```
     Run `distlint migrate` to move the migratable tests; the others stay where they are.
     """
-
-    reads_multiprocess_classes_only = True
 
     code = "DL202"
 
@@ -163,10 +160,10 @@ class PerTestSpawnClass(LintRule):
         ),
     ]
 
-    def leave_Module(self, original_node: Module) -> None:
+    def check(self) -> None:
         for analysis in module_analysis(self.context).classes:
             if analysis.model is ExecutionModel.PER_TEST_SPAWN and analysis.pg_tests:
-                self.report(analysis.node, self.message(analysis))
+                self.report_node(analysis.node, self.message(analysis))
 
     @staticmethod
     def message(analysis: ClassAnalysis) -> str:

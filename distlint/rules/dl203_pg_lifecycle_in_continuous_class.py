@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from libcst import Module
-
 from distlint.analysis.model import ExecutionModel
 from distlint.analysis.pg import module_analysis
-from distlint.rules.base import Invalid, LintRule, Valid
+from distlint.rules.fact_rule import FactRule
+from distlint.rules.rule import Invalid, Valid
 
 
-class PgLifecycleInContinuousClass(LintRule):
+class PgLifecycleInContinuousClass(FactRule):
     """A test in a continuous class initialises, destroys or aborts the PG all its tests share.
 
     ## What it does
@@ -47,8 +46,6 @@ class PgLifecycleInContinuousClass(LintRule):
             dist.distributed_c10d._abort_process_group()
     ```
     """
-
-    reads_multiprocess_classes_only = True
 
     code = "DL203"
 
@@ -118,12 +115,12 @@ class PgLifecycleInContinuousClass(LintRule):
         ),
     ]
 
-    def leave_Module(self, original_node: Module) -> None:
+    def check(self) -> None:
         for analysis in module_analysis(self.context).classes:
             if analysis.model is not ExecutionModel.CONTINUOUS:
                 continue
             for test, call, what in analysis.lifecycle_calls:
-                self.report(
+                self.report_node(
                     call,
                     f"`{test}` calls {what} in continuous class `{analysis.name}`: every later test "
                     "then runs on a broken or missing PG; use a subgroup (dist.new_group) or move "

@@ -1,14 +1,13 @@
-"""The module text the process-group rules need: top-level classes that surely run no
+"""The module text ``distlint migrate`` parses: top-level classes that surely run no
 multi-process test are left out before libcst parses the file.
 
-The DL2xx analysis (:mod:`distlint.analysis.pg`) reports only classes that spawn ranks or run
-continuously; a large test file is mostly plain ``TestCase`` classes (torchtitan's 278 KB
-``test_passes.py``: 4 of 22 classes spawn), and libcst's parse is most of what linting such a
-file costs. So, from the stdlib ``ast`` tree the pre-screen already has, :func:`without_plain_classes`
-writes the text with every *provably plain* top-level class replaced by ``class Name: pass`` on
-its first line and blank lines for the rest: every kept line keeps its number and columns (so
-positions and ``# noqa`` comments are unchanged) and every name stays bound (so names resolve as
-before).
+``distlint migrate`` rewrites only classes that spawn ranks; a large test file is mostly plain
+``TestCase`` classes (torchtitan's 278 KB ``test_passes.py``: 4 of 22 classes spawn), and
+libcst's parse is most of what rewriting such a file costs. So, from the stdlib ``ast`` tree,
+:func:`plain_class_stand_ins` gives every *provably plain* top-level class a one-statement
+stand-in of the same lines (a class whose body is one string, unique in the file): every kept
+line keeps its number and columns and every name stays bound, and :meth:`StandIns.restore`
+puts the classes' own text back into the migrated module's code.
 
 A class is left out only when all of this holds (anything else keeps it):
 
@@ -23,13 +22,7 @@ A class is left out only when all of this holds (anything else keeps it):
 * the names its bases start with are bound only by one top-level import, and the module has no
   star import.
 
-Without libcst: the pre-screen imports this, and the linter uses it only for rules that declare
-they read multi-process classes alone (``LintRule.reads_multiprocess_classes_only``).
-
-``distlint migrate`` rewrites the file, so it cannot drop lines: :func:`plain_class_stand_ins`
-gives each left-out class a one-statement stand-in of the same lines (a class whose body is one
-string, unique in the file), and :meth:`StandIns.restore` puts the classes' own text back into
-the migrated module's code.
+Without libcst (the stand-ins are computed before libcst parses anything).
 """
 
 from __future__ import annotations
@@ -68,23 +61,6 @@ _NAMED_CAPTURES: tuple[type, ...] = (ast.ExceptHandler,) + tuple(
     getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name)
 )
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def without_plain_classes(text: str, tree: ast.Module, config_words: frozenset[str]) -> str | None:
-    """``text`` with its provably plain top-level classes blanked out (see the module docstring),
-    or ``None`` when there is none. ``tree`` is ``ast.parse(text)``; ``config_words``: the
-    names that keep a class, :func:`multiprocess_words` of the file's config."""
-    lines = _NEWLINE.split(text)
-    plain = _plain_classes(tree, lines, config_words)
-    if not plain:
-        return None
-    endings = _NEWLINE.findall(text)
-    for cls in plain:
-        first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
-        for index in range(first - 1, cls.end_lineno or cls.lineno):
-            lines[index] = ""
-        lines[first - 1] = f"class {cls.name}: pass"
-    return "".join(line + ending for line, ending in zip(lines, [*endings, ""]))
 
 
 #: The string a stand-in's body holds (with the class's number): absent from the file, or nothing

@@ -66,6 +66,19 @@ class AstNames:
         self._names: dict[ast.AST, frozenset[str]] = {}
         self._by_full_name: dict[tuple[Scope, str | None], frozenset[str]] = {}
 
+    def release(self) -> None:
+        """Let go of the scopes (which refer to each other and to the tree): what reference
+        counting frees at once, without waiting for (and paying) a pass of the cyclic collector
+        over a large file's every node. No name can be asked for afterwards."""
+        module = next((scope.globals for scope in self._scopes.values()), None)
+        if module is not None:
+            module.release()
+        self._scopes.clear()
+        self._loads.clear()
+        self._access_nodes.clear()
+        self._names.clear()
+        self._by_full_name.clear()
+
     def names_of(self, node: ast.AST) -> frozenset[str]:
         """The qualified names of ``node``, a ``Name`` or ``Attribute`` (a ``Call``: its
         ``func``'s); empty for other nodes, nodes of another tree, and names naming nothing."""

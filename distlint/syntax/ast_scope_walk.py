@@ -39,8 +39,9 @@ _Comprehension = Union[ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp
 Load = tuple[Scope, int, Optional[ast.Attribute]]
 
 
-class Unsupported(Exception):
-    """The module uses syntax for which libcst's scope model is not mimicked."""
+class Unsupported(ValueError):
+    """The module uses syntax for which libcst's scope model is not mimicked (a ``ValueError``:
+    what the linter and ``migrate`` report as the file's one-line error)."""
 
 
 def walk_module(tree: ast.Module) -> ScopeWalk:
@@ -50,7 +51,7 @@ def walk_module(tree: ast.Module) -> ScopeWalk:
     try:
         walk.statements(tree.body)
     except RecursionError:
-        raise Unsupported("too deeply nested") from None
+        raise Unsupported("file too deeply nested to analyse") from None
     return walk
 
 
@@ -134,7 +135,7 @@ class ScopeWalk:
     # -- scopes ----------------------------------------------------------------------------
     def function(self, node: _FunctionNode) -> None:
         if getattr(node, "type_params", None):
-            raise Unsupported("type parameters")
+            raise Unsupported("cannot analyse PEP 695 type parameters")
         outer = self.scope
         record(outer, node.name, node)
         self.scope = Scope(FUNCTION, outer, node.name)
@@ -176,7 +177,7 @@ class ScopeWalk:
 
     def class_(self, node: ast.ClassDef) -> None:
         if getattr(node, "type_params", None):
-            raise Unsupported("type parameters")
+            raise Unsupported("cannot analyse PEP 695 type parameters")
         outer = self.scope
         record(outer, node.name, node)
         self.each(node.decorator_list)
@@ -233,7 +234,7 @@ class ScopeWalk:
     def nonlocal_(self, node: ast.Nonlocal) -> None:
         scope = self.scope
         if scope.kind == GLOBAL:
-            raise Unsupported("nonlocal at module level")  # libcst raises too
+            raise Unsupported("cannot analyse nonlocal at module level")  # libcst raises too
         for name in node.names:
             scope.overwrites[name] = scope.parent
         scope.count += 1
@@ -352,7 +353,7 @@ _HANDLERS: dict[type, Callable[[ScopeWalk, Any], None]] = {
 
 
 def _type_alias(walk: ScopeWalk, node: ast.AST) -> None:
-    raise Unsupported("type alias")
+    raise Unsupported("cannot analyse a PEP 695 type alias")
 
 
 _TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # Python 3.12+

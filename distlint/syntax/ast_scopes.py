@@ -42,6 +42,7 @@ class Scope:
         "kind",
         "parent",
         "globals",
+        "family",
         "assignments",
         "count",
         "overwrites",
@@ -58,6 +59,9 @@ class Scope:
         self.kind = kind
         self.parent: Scope = self if parent is None else parent
         self.globals: Scope = self if kind <= GLOBAL else self.parent.globals
+        #: In the module scope: every scope of the module (what :meth:`release` lets go of).
+        self.family: list[Scope] = []
+        self.globals.family.append(self)
         self.assignments: dict[str, list[Assignment]] = {}
         self.count = 0
         #: ``global``/``nonlocal`` names: where their assignments go (``_scope_overwrites``).
@@ -78,6 +82,23 @@ class Scope:
         elif kind == COMPREHENSION:
             parts.append("<comprehension>")
         self.prefix = ".".join(part for part in parts if part)
+
+    def release(self) -> None:
+        """In the module scope: drop what ties every scope of the module (and the builtins')
+        to its assignments and the other scopes (see
+        :meth:`distlint.syntax.ast_names.AstNames.release`)."""
+        for scope in [*self.family, self.parent]:
+            if scope is not self:
+                scope._release_one()
+        self._release_one()
+
+    def _release_one(self) -> None:
+        self.family = []
+        self.assignments.clear()
+        self.overwrites.clear()
+        self.resolved.clear()
+        self.bound.clear()
+        self.parent = self.globals = None  # type: ignore[assignment]
 
 
 def module_scope() -> Scope:

@@ -1,10 +1,10 @@
 """The process-group analysis: per class, its execution model; per test, how it gets its PG
 and whether it could run on a PG shared by the class.
 
-One entry point for everyone: :func:`analyze_module` (``distlint migrate`` calls it with its
-own ``MetadataWrapper``); lint rules use :func:`module_analysis`, which computes it once per
-file and shares it between DL201, DL202 and DL203. The result follows the contract in
-``distlint.analysis.model``. Never imports torch.
+One entry point for everyone: :func:`analyze_module`, on a module's stdlib ``ast`` tree and its
+text (``distlint migrate`` calls it with its own); lint rules use :func:`module_analysis`, which
+computes it once per file and shares it between DL201, DL202 and DL203. The result follows the
+contract in ``distlint.analysis.model``. Never imports torch, nor libcst.
 
 Pieces: ``execution`` (class models), ``creation`` (what one call does to a PG),
 ``scan``/``follow``/``events`` (walking a test and its helpers), ``eligibility`` (reasons).
@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.keep_marks import keep_mark
@@ -30,7 +27,6 @@ from distlint.analysis.model import (
     Reason,
     TestAnalysis,
 )
-from distlint.analysis.names import QualifiedNames, qualified_name_map
 from distlint.analysis.pg.backend_names import module_constants, resolve_backend
 from distlint.analysis.pg.class_eligibility import add_class_reasons
 from distlint.analysis.pg.creation import (
@@ -44,6 +40,8 @@ from distlint.analysis.pg.events import CreationEvent, Site, StoreStatement
 from distlint.analysis.pg.execution import (
     BASE_RUN_PG,
     ClassTable,
+    Function,
+    base_value,
     class_functions,
     class_model,
     external_base_names,
@@ -52,7 +50,6 @@ from distlint.analysis.pg.execution import (
 from distlint.analysis.pg.references import module_references
 from distlint.analysis.pg.reuse import mark_reused_workers, own_process_need
 from distlint.analysis.pg.scan import ScanContext, scan_function
-from distlint.analysis.walk import code_children, visit_read_only
 from distlint.config import Config
 from distlint.screens.pg_names import (  # noqa: F401 - part of this package's interface
     continuous_words,
@@ -60,6 +57,9 @@ from distlint.screens.pg_names import (  # noqa: F401 - part of this package's i
     lifecycle_words,
     per_test_words,
 )
+from distlint.syntax.ast_lines import SimpleLine, Unit, is_one_line, prepare, units
+from distlint.syntax.ast_names import AstNames, build_ast_names
+from distlint.syntax.ast_nodes import Source, children, dotted_name, walk
 
 if TYPE_CHECKING:
     from distlint.source import FileContext
@@ -69,84 +69,89 @@ _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEV
 
 
 def analyze_module(
-    wrapper: MetadataWrapper,
-    config: Config,
-    external: ExternalBases,
-    tree: ast.Module | None = None,
-    text: str | None = None,
+    tree: ast.Module, text: str, config: Config, external: ExternalBases
 ) -> ModuleAnalysis:
-    """Analyse every class of the module (nodes are ``wrapper.module``'s); ``external`` reads
-    the modules its bases from elsewhere come from (``ExternalBases(path of the file)``);
-    ``tree``: the stdlib ``ast`` tree of a text with the same top-level statements, if the
-    caller has one (the search for uses of the per-test classes then skips the statements that
-    name none); ``text``: that tree's source (the search then skips, unwalked, the statements
-    whose lines spell none)."""
-    module = wrapper.module
-    names = qualified_name_map(wrapper)
-    table = ClassTable.build(module)
-    context = ScanContext(names, table, config)
-    context.constants = module_constants(module, names)
+    """Analyse every class of the module ``tree``, parsed from ``text`` (the facts' nodes are
+    ``tree``'s); ``external`` reads the modules its bases from elsewhere come from
+    (``ExternalBases(path of the file)``). Raises
+    :class:`~distlint.syntax.ast_names.Unsupported` where the name resolution does
+    (:func:`~distlint.syntax.ast_names.build_ast_names`)."""
+    prepare(tree, text)
+    names = build_ast_names(tree)
+    source = Source(text)
+    table = ClassTable.build(tree)
+    context = ScanContext(names, table, config, source)
+    context.constants = module_constants(tree, names)
     analysis = ModuleAnalysis([_analyze_class(context, cls) for cls in table.order])
     per_test = {c.name for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
-    analysis.references = module_references(module, per_test, tree, text)
-    add_class_reasons(analysis, table, names, config, external)
-    mark_reused_workers(analysis)
+    analysis.references = module_references(tree, per_test, text)
+    add_class_reasons(analysis, table, names, config, external, source)
+    mark_reused_workers(analysis, source)
+    context.release()
     return analysis
 
 
 def module_analysis(context: FileContext) -> ModuleAnalysis:
     """The analysis of the file being linted, computed once and shared by the DL2xx rules."""
-    return context.fact(
-        FACT_KEY,
-        lambda ctx: analyze_module(
-            ctx.wrapper,
-            ctx.config,
-            ExternalBases(ctx.path, looked_at=ctx.depends_on),
-            ctx.tree,
-            ctx.text,
-        ),
+    return context.fact(FACT_KEY, _analyze_file)
+
+
+def _analyze_file(context: FileContext) -> ModuleAnalysis:
+    """The file's analysis, from the pre-screen's ``ast`` tree of the whole file and the text it
+    was parsed from (the libcst module the rules see may be a reduced text:
+    :mod:`distlint.screens.plain_classes`); without them (a context built by hand), from the
+    module's own code, parsed here."""
+    text, tree = context.text, context.tree
+    if text is None or tree is None:
+        text = text if text is not None else context.module.code
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:  # what libcst parsed and this Python's ``ast`` cannot
+            raise ValueError(f"syntax error at {exc.lineno}:{exc.offset or 1}: {exc.msg}") from None
+    return analyze_module(
+        tree, text, context.config, ExternalBases(context.path, looked_at=context.depends_on)
     )
 
 
 # -- classes --------------------------------------------------------------------------------------
 
 
-def _analyze_class(context: ScanContext, cls: cst.ClassDef) -> ClassAnalysis:
+def _analyze_class(context: ScanContext, cls: ast.ClassDef) -> ClassAnalysis:
     names, table = context.names, context.table
     decided = class_model(table, names, cls, context.config)
     analysis = ClassAnalysis(
-        name=cls.name.value,
+        name=cls.name,
         node=cls,
         model=decided.model,
         model_reason=decided.reason,
-        bases=tuple(_base_name(context, base) for base in cls.bases if base.keyword is None),
+        bases=tuple(_base_name(context, base) for base in cls.bases),
         subclasses=table.subclasses(names, cls),
     )
     if decided.model is ExecutionModel.PER_TEST_SPAWN:
         analysis.per_test_base = decided.deciding_base or "MultiProcessTestCase"
-    tests = [f for f in class_functions(cls) if f.name.value.startswith("test")]
+    tests = [f for f in class_functions(cls) if f.name.startswith("test")]
     if decided.model is ExecutionModel.PER_TEST_SPAWN:
         _analyze_per_test(context, cls, analysis, tests, decided.deciding_base)
     elif decided.model is ExecutionModel.CONTINUOUS:
         _analyze_continuous(context, cls, analysis, tests)
     else:
-        analysis.tests = [TestAnalysis(t.name.value, t) for t in tests]
+        analysis.tests = [TestAnalysis(t.name, t) for t in tests]
     return analysis
 
 
-def _base_name(context: ScanContext, base: cst.Arg) -> str:
+def _base_name(context: ScanContext, base: ast.expr) -> str:
     local = context.table.local_base(context.names, base)
     if local is not None:
-        return local.name.value
-    found = external_base_names(context.names, base.value)
+        return local.name
+    found = external_base_names(context.names, base_value(base))
     return found[0] if found else ""
 
 
 def _analyze_per_test(
     context: ScanContext,
-    cls: cst.ClassDef,
+    cls: ast.ClassDef,
     analysis: ClassAnalysis,
-    tests: list[cst.FunctionDef],
+    tests: list[Function],
     deciding_base: str | None,
 ) -> None:
     names, table = context.names, context.table
@@ -171,8 +176,8 @@ def _analyze_per_test(
         events: list[CreationEvent] = []
         if deciding_base in BASE_RUN_PG:
             site = Site(
-                test.name,
-                test.name,
+                test,
+                test,
                 None,
                 -1,
                 (f"{deciding_base}._run", "init_process_group"),
@@ -184,20 +189,20 @@ def _analyze_per_test(
         events = _drop_mesh_on_existing_pg(events)
         creations = [_creation(context, cls, event, scan.stores) for event in events]
         result = TestAnalysis(
-            test.name.value,
+            test.name,
             test,
             creations,
             teardown=list(scan.teardown) if creations else [],
             self_attributes=tuple(scan.self_attributes),
             helper_teardown=list(scan.helper_teardown) if creations else [],
             needs_own_process=own_process_need(
-                scan.exits, scan.kills, return_code_checks.get(test.name.value)
+                scan.exits, scan.kills, return_code_checks.get(test.name)
             ),
         )
         analysis.tests.append(result)
         evidence.append(
             TestEvidence(
-                test.name.value,
+                test.name,
                 test,
                 scan,
                 creations,
@@ -205,11 +210,12 @@ def _analyze_per_test(
                 [e.site.in_loop for e in events],
                 env_decorators,
                 decorator_env,
-                return_code_checks.get(test.name.value),
+                return_code_checks.get(test.name),
             )
         )
 
-    facts = class_facts((c for t in analysis.tests for c in t.creations), world_size.value)
+    source = context.source
+    facts = class_facts((c for t in analysis.tests for c in t.creations), world_size.value, source)
     analysis.backend, analysis.timeout, analysis.options = (
         facts.backend,
         facts.timeout,
@@ -218,12 +224,15 @@ def _analyze_per_test(
     if analysis.world_size is None:
         analysis.world_size = facts.world_size
     for result, test_evidence in zip(analysis.tests, evidence):
-        result.ineligible = _kept_by_mark(result.node) + ineligibilities(test_evidence, facts)
+        result.ineligible = _kept_by_mark(result.node, cls, source) + ineligibilities(
+            test_evidence, facts, source
+        )
 
 
-def _kept_by_mark(test: cst.FunctionDef) -> list[Ineligibility]:
-    """A ``# distlint: keep-per-test`` comment's reason, first: what ``--verify`` found by running."""
-    why = keep_mark(test)
+def _kept_by_mark(test: Function, cls: ast.ClassDef, source: Source) -> list[Ineligibility]:
+    """A ``# distlint: keep-per-test`` comment's reason, first: what ``--verify`` found by running
+    (``cls``: the class whose body holds ``test``)."""
+    why = keep_mark(test, cls, source)
     return [] if why is None else [Ineligibility(Reason.KEPT, test, why)]
 
 
@@ -240,7 +249,7 @@ def _drop_mesh_on_existing_pg(events: list[CreationEvent]) -> list[CreationEvent
 
 def _creation(
     context: ScanContext,
-    owner: cst.ClassDef | None,
+    owner: ast.ClassDef | None,
     event: CreationEvent,
     stores: list[StoreStatement],
 ) -> PGCreation:
@@ -281,7 +290,7 @@ def _creation(
 
 
 def _inner_creation(
-    context: ScanContext, owner: cst.ClassDef | None, event: CreationEvent
+    context: ScanContext, owner: ast.ClassDef | None, event: CreationEvent
 ) -> PGCreation | None:
     """The creation as seen inside the first helper the test calls (its statements, its stores)."""
     site = event.site
@@ -294,80 +303,100 @@ def _inner_creation(
     return None
 
 
-def _bound_name(statement: cst.BaseStatement | None, call: cst.CSTNode) -> str | None:
+def _bound_name(statement: Unit | None, call: ast.AST) -> str | None:
     """``pg`` for ``pg = <call>`` (``self.pg`` for an attribute target)."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    if not isinstance(statement, SimpleLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    target: cst.BaseExpression | None = None
-    if isinstance(small, cst.Assign) and small.value is call:
-        target = small.targets[0].target
-    elif isinstance(small, cst.AnnAssign) and small.value is call:
+    target: ast.expr | None = None
+    if isinstance(small, ast.Assign) and small.value is call:
+        target = small.targets[0]
+    elif isinstance(small, ast.AnnAssign) and small.value is call:
         target = small.target
-    if isinstance(target, cst.Name):
-        return target.value
-    if isinstance(target, cst.Attribute):
-        return cst.helpers.get_full_name_for_node(target)
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return dotted_name(target)
     return None
 
 
-def _mentions(node: cst.CSTNode, name: str) -> bool:
+def _mentions(node: ast.AST, name: str) -> bool:
     """Whether ``node`` uses the variable ``name`` (an attribute's name is not a use: only the
-    object it is read from)."""
-    stack: list[cst.CSTNode] = [node]
+    object it is read from). A keyword's or a lambda parameter's own name counts, as libcst's
+    ``Name`` nodes of them did."""
+    stack: list[ast.AST] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
-            if current.value == name:
+        if isinstance(current, ast.Name):
+            if current.id == name:
                 return True
-        elif isinstance(current, cst.Attribute):
+        elif isinstance(current, ast.Attribute):
             stack.append(current.value)
         else:
-            stack.extend(code_children(current))
+            if isinstance(current, (ast.keyword, ast.arg)) and current.arg == name:
+                return True
+            stack.extend(children(current))
     return False
 
 
-def _return_code_checks(context: ScanContext, cls: cst.ClassDef) -> dict[str, str]:
+def _return_code_checks(context: ScanContext, cls: ast.ClassDef) -> dict[str, str]:
     """Tests a setUp lists in ``skip_return_code_checks`` / ``special_return_code_checks``."""
     listed: dict[str, str] = {}
     lists = ("skip_return_code_checks", "special_return_code_checks")
     for entry in context.table.linearize(context.names, cls):
-        if not isinstance(entry, cst.ClassDef):
+        if not isinstance(entry, ast.ClassDef):
             continue
-        setup = next((f for f in class_functions(entry) if f.name.value == "setUp"), None)
+        setup = next((f for f in class_functions(entry) if f.name == "setUp"), None)
         if setup is None:
             continue
-
-        class _Lines(cst.CSTVisitor):
-            def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
-                attributes: list[str] = []
-
-                class _Attrs(cst.CSTVisitor):
-                    def visit_Attribute(self, node: cst.Attribute) -> None:
-                        attributes.append(node.attr.value)
-
-                visit_read_only(line, _Attrs())
-                which = next((a for a in attributes if a in lists), None)
-                if which is not None:
-                    for attribute in attributes:
-                        if attribute.startswith("test"):
-                            listed.setdefault(attribute, which)
-                return False
-
-        visit_read_only(setup, _Lines())
+        for line in _block_lines(setup):
+            attributes = [
+                node.attr
+                for small in line.body
+                for node in walk(small)
+                if isinstance(node, ast.Attribute)
+            ]
+            which = next((a for a in attributes if a in lists), None)
+            if which is not None:
+                for attribute in attributes:
+                    if attribute.startswith("test"):
+                        listed.setdefault(attribute, which)
     return listed
+
+
+#: The blocks of a statement, in source order (``try``: its handlers come before ``else``).
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _block_lines(node: ast.AST) -> list[SimpleLine]:
+    """The lines of simple statements of the indented blocks below ``node`` at any depth, in
+    source order (libcst's ``SimpleStatementLine``: not the one-line blocks, ``if x: y``)."""
+    found: list[SimpleLine] = []
+    for field in _BLOCK_FIELDS:
+        if field in ("handlers", "cases"):
+            for part in getattr(node, field, None) or ():
+                found += _block_lines(part)
+            continue
+        one_line = is_one_line(node, field)
+        for unit in units(node, field):
+            if isinstance(unit, SimpleLine):
+                if not one_line:
+                    found.append(unit)
+            else:
+                found += _block_lines(unit)
+    return found
 
 
 # -- continuous classes (DL203) ------------------------------------------------------------------
 
 
 def _analyze_continuous(
-    context: ScanContext, cls: cst.ClassDef, analysis: ClassAnalysis, tests: list[cst.FunctionDef]
+    context: ScanContext, cls: ast.ClassDef, analysis: ClassAnalysis, tests: list[Function]
 ) -> None:
     for test in tests:
-        analysis.tests.append(TestAnalysis(test.name.value, test))
+        analysis.tests.append(TestAnalysis(test.name, test))
         scan = scan_function(context, test, cls)
-        calls: list[tuple[tuple[int, ...], cst.CSTNode, str]] = []
+        calls: list[tuple[tuple[int, ...], ast.AST, str]] = []
         for creation in scan.creations:
             if creation.kind == "INIT_PROCESS_GROUP":
                 calls.append(
@@ -390,33 +419,36 @@ def _analyze_continuous(
                     (event.site.order, event.site.node, _what(event.what, event.site.chain))
                 )
         for _, node, what in sorted(calls, key=lambda c: c[0]):
-            if isinstance(node, cst.Call):
-                analysis.lifecycle_calls.append((test.name.value, node, what))
+            if isinstance(node, ast.Call):
+                analysis.lifecycle_calls.append((test.name, node, what))
 
 
 def _what(what: str, helpers: tuple[str, ...]) -> str:
     return f"{what} via {' -> '.join(helpers)}" if helpers else what
 
 
-def is_shared_pg(names: QualifiedNames, expression: cst.BaseExpression) -> bool:
-    """Whether ``expression`` is the class's shared PG: ``self.pg``, the default group, ``group.WORLD``."""
-    node: cst.CSTNode = expression
+def is_shared_pg(names: AstNames, expression: ast.expr) -> bool:
+    """Whether ``expression`` is the class's shared PG: ``self.pg``, the default group
+    (``None``), ``group.WORLD``."""
+    node: ast.expr = expression
     while True:
-        if isinstance(node, cst.Name):
-            return node.value == "None"
-        if isinstance(node, cst.Attribute):
-            attr = node.attr.value
+        if isinstance(node, ast.Constant):
+            return node.value is None
+        if isinstance(node, ast.Name):
+            return False
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
             if (
                 attr in ("pg", "process_group")
-                and isinstance(node.value, cst.Name)
-                and node.value.value in ("self", "cls")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
             ):
                 return True
             if attr == "WORLD":
                 return True
             node = node.value
             continue
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             if callee_last_name(names, node) == "_get_default_group":
                 return True
             node = node.func

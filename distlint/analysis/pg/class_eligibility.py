@@ -17,9 +17,9 @@ members), and a base's tests inherited by an ineligible subclass stay too (``SUB
 
 from __future__ import annotations
 
+import ast
 import builtins
-
-import libcst as cst
+from collections.abc import Iterator
 
 from distlint.analysis.external_bases import ExternalBases, ExternalTests
 from distlint.analysis.model import (
@@ -30,10 +30,8 @@ from distlint.analysis.model import (
     ModuleReference,
     Reason,
 )
-from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.class_environment import (
     declared_assignment,
-    is_environment_undo,
     setup_environment_writes,
 )
 from distlint.analysis.pg.creation import KNOWN_HELPERS, config_names
@@ -45,9 +43,9 @@ from distlint.analysis.pg.execution import (
     MIGRATABLE_PER_TEST_BASES,
     NOT_TARGET_BASES,
     PER_TEST_BASES,
-    SPAWN_METHODS,
     THREADED_BASES,
     ClassTable,
+    base_value,
     class_attribute,
     class_function,
     external_base_names,
@@ -57,9 +55,11 @@ from distlint.analysis.pg.existing_continuous import (
     continuous_base_names,
     existing_problem,
 )
-from distlint.analysis.walk import code_children, statement_nodes, visit_read_only
+from distlint.analysis.pg.hooks import first_line, hook_problem, is_spawn, is_super_call
 from distlint.config import Config
-from distlint.cst_utils import code_of, is_string_statement
+from distlint.syntax.ast_lines import SimpleLine, Unit, is_one_line, units
+from distlint.syntax.ast_names import AstNames
+from distlint.syntax.ast_nodes import Source, children
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Every per-test base distlint migrates (a class spawning in its own setUp derives from the last).
@@ -74,13 +74,6 @@ OTHER_MULTIPROCESS_BASES = (
 HOOKS = ("setUp", "tearDown", "__init__")
 
 
-def first_line(statement: cst.CSTNode) -> str:
-    """The statement's first line of code (its leading comments left out)."""
-    if hasattr(statement, "leading_lines"):
-        statement = statement.with_changes(leading_lines=[])
-    return code_of(statement).strip().splitlines()[0]
-
-
 def _passed_on(owner: str, reason: Ineligibility) -> str:
     """``Owner code: detail`` (one level, no nested parentheses) for BASE_CLASS / SUBCLASS details."""
     return (
@@ -93,12 +86,14 @@ def _passed_on(owner: str, reason: Ineligibility) -> str:
 def add_class_reasons(
     analysis: ModuleAnalysis,
     table: ClassTable,
-    names: QualifiedNames,
+    names: AstNames,
     config: Config,
     external: ExternalBases,
+    source: Source,
 ) -> None:
     """Fill ``ClassAnalysis.ineligible`` of the per-test classes and copy it onto their PG tests
-    (``external``: reads the modules bases from elsewhere come from)."""
+    (``external``: reads the modules bases from elsewhere come from; ``source``: the module's
+    text, details quote it)."""
     per_test = {c.name: c for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
     others = (
         OTHER_MULTIPROCESS_BASES
@@ -112,16 +107,16 @@ def add_class_reasons(
         first_use.setdefault(reference.name, reference)
     for name, cls in per_test.items():
         parents[name] = [
-            local.name.value
+            local.name
             for base in cls.node.bases
             for local in [table.local_base(names, base)]
-            if local is not None and local.name.value in per_test
+            if local is not None and local.name in per_test
         ]
-        cls.external_bases = _external_bases(cls, table, names, external)
-        own[name] = _own_reasons(cls, table, names, others, parents[name])
+        cls.external_bases = _external_bases(cls, table, names, external, source)
+        own[name] = _own_reasons(cls, table, names, others, parents[name], source)
         if not any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             own[name][:0] = _external_reasons(cls)
-        own[name] += _override_reasons(cls, table, names)
+        own[name] += _override_reasons(cls, table, names, source)
         used = first_use.get(name)
         if used is not None:  # other code names the class: it stays (analysis.pg.references)
             detail = f"{used.name} is used {used.where}"
@@ -131,35 +126,15 @@ def add_class_reasons(
     for name, cls in per_test.items():
         if any(i.reason is Reason.UNSUPPORTED_BASE for i in own[name]):
             continue  # backend/options/timeout are about the MultiProcessTestCase rewrite it cannot get
-        own[name] += _fact_reasons(cls, table, names, per_test, parents[name])
+        own[name] += _fact_reasons(cls, table, names, per_test, parents[name], source)
         if cls.pg_tests:  # migrating again: the continuous class a first run created
             problem = existing_problem(cls, name + DEFAULT_SUFFIX, table, names, models, continuous)
             if problem is not None:
-                own[name].append(Ineligibility(Reason.EXISTING_CONTINUOUS, cls.node.name, problem))
+                own[name].append(Ineligibility(Reason.EXISTING_CONTINUOUS, cls.node, problem))
 
     # Bases' reasons flow down (depth first over same-file bases; cycle safe).
-    def collected(name: str, seen: frozenset[str] = frozenset()) -> list[Ineligibility]:
-        reasons = list(own[name])
-        if not reasons:
-            for parent in parents[name]:
-                if parent in seen:
-                    continue
-                inherited = collected(parent, seen | {name})
-                if inherited:
-                    first = inherited[0]
-                    reasons.append(
-                        Ineligibility(
-                            Reason.BASE_CLASS,
-                            per_test[name].node.name,
-                            _passed_on(parent, first),
-                            first.root,
-                        )
-                    )
-                    break
-        return reasons
-
     for name, cls in per_test.items():
-        cls.ineligible = collected(name)
+        cls.ineligible = _collected(name, own, parents, per_test)
     # A base's test that an ineligible subclass inherits (and does not override) stays.
     for name, cls in per_test.items():
         if not cls.ineligible:
@@ -174,7 +149,7 @@ def add_class_reasons(
                 ):
                     entry = Ineligibility(
                         Reason.SUBCLASS,
-                        test.node.name,
+                        test.node,
                         _passed_on(name, cls.ineligible[0]),
                         cls.ineligible[0].root,
                     )
@@ -218,22 +193,22 @@ def _overridden_between(
 def _own_reasons(
     cls: ClassAnalysis,
     table: ClassTable,
-    names: QualifiedNames,
+    names: AstNames,
     others: frozenset[str],
     parents: list[str],
+    source: Source,
 ) -> list[Ineligibility]:
     reasons: list[Ineligibility] = []
     base_problem = _base_problem(cls, names, others, parents)
     if base_problem is not None:
-        reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node.name, base_problem))
+        reasons.append(Ineligibility(Reason.UNSUPPORTED_BASE, cls.node, base_problem))
     undeclarable = _undeclarable_environment(cls, table, names)
     if undeclarable is not None:
-        reasons.append(
-            Ineligibility(Reason.CLASS_ENVIRONMENT, undeclarable, f"`{first_line(undeclarable)}`")
-        )
+        detail = f"`{first_line(undeclarable, source)}`"
+        reasons.append(Ineligibility(Reason.CLASS_ENVIRONMENT, undeclarable, detail))
     for hook in HOOKS:
         function = class_function(cls.node, hook)
-        problem = hook_problem(function) if function is not None else None
+        problem = hook_problem(function, source) if function is not None else None
         if (
             function is not None
             and problem is not None
@@ -245,16 +220,21 @@ def _own_reasons(
 
 
 def _external_bases(
-    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames, external: ExternalBases
+    cls: ClassAnalysis,
+    table: ClassTable,
+    names: AstNames,
+    external: ExternalBases,
+    source: Source,
 ) -> list[tuple[str, ExternalTests]]:
     """Each direct base from another module that is not a per-test base distlint migrates."""
     found: list[tuple[str, ExternalTests]] = []
-    for base in cls.node.bases:
-        if base.keyword is not None or table.local_base(names, base) is not None:
+    for base in cls.node.bases:  # keywords (``metaclass=``) are no bases
+        if table.local_base(names, base) is not None:
             continue
-        resolved = external_base_names(names, base.value) or ("",)
+        value = base_value(base)
+        resolved = external_base_names(names, value) or ("",)
         if not MIGRATED_BASES & {q.rsplit(".", 1)[-1] for q in resolved}:
-            found.append((code_of(base.value), external.tests_of(resolved[0])))
+            found.append((source.segment(value), external.tests_of(resolved[0])))
     return found
 
 
@@ -269,17 +249,17 @@ def _external_reasons(cls: ClassAnalysis) -> list[Ineligibility]:
             detail = f"{written} defines {count}: {', '.join(found.tests[:3])}{', ...' if len(found.tests) > 3 else ''}"
         else:
             continue
-        return [Ineligibility(Reason.EXTERNAL_BASE, cls.node.name, detail)]
+        return [Ineligibility(Reason.EXTERNAL_BASE, cls.node, detail)]
     return []
 
 
 def _undeclarable_environment(
-    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
-) -> cst.BaseStatement | None:
+    cls: ClassAnalysis, table: ClassTable, names: AstNames
+) -> Unit | None:
     """The first environment write of the setUp chain a continuous class cannot declare (a PG
     variable written otherwise than as a literal, any variable written after the spawn), or
     None; then ``cls.environment`` is what the continuous class declares."""
-    chain = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
+    chain = [e for e in table.linearize(names, cls.node) if isinstance(e, ast.ClassDef)]
     setups = [f for f in (class_function(c, "setUp") for c in chain) if f is not None]
     environment, too_late = setup_environment_writes(
         setups, is_spawn, lambda statement: is_super_call(statement, "setUp")
@@ -294,17 +274,16 @@ def _undeclarable_environment(
 
 
 def _base_problem(
-    cls: ClassAnalysis, names: QualifiedNames, others: frozenset[str], parents: list[str]
+    cls: ClassAnalysis, names: AstNames, others: frozenset[str], parents: list[str]
 ) -> str | None:
     if len(parents) > 1:
         return "the class has several per-test bases"
     found: set[str] = set()
-    for base in cls.node.bases:
-        if base.keyword is not None or (
-            isinstance(base.value, cst.Name) and base.value.value in parents
-        ):
+    for base in cls.node.bases:  # keywords (``metaclass=``) are no bases
+        value = base_value(base)
+        if isinstance(value, ast.Name) and value.id in parents:
             continue
-        last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
+        last = {q.rsplit(".", 1)[-1] for q in external_base_names(names, value)}
         if last & MIGRATED_BASES:
             found |= last & MIGRATED_BASES
         elif last & others:
@@ -317,14 +296,14 @@ def _base_problem(
 
 
 def _override_reasons(
-    cls: ClassAnalysis, table: ClassTable, names: QualifiedNames
+    cls: ClassAnalysis, table: ClassTable, names: AstNames, source: Source
 ) -> list[Ineligibility]:
     """The class (or a same-file base) redefines what its torch base builds the per-test PG with."""
     for member in BASE_PG_MEMBERS.get(cls.per_test_base, ()):
         found = table.method(names, cls.node, member)
         if found is not None:
             owner, function = found
-            where = "" if owner is cls.node else f" (in {owner.name.value})"
+            where = "" if owner is cls.node else f" (in {owner.name})"
             return [
                 Ineligibility(
                     Reason.BASE_OVERRIDE, function, f"{member}{where}; {cls.per_test_base} uses it"
@@ -334,12 +313,13 @@ def _override_reasons(
         assigned = class_attribute(table, names, cls.node, attribute)
         if assigned is not None:
             owner, statement = assigned
-            where = "" if owner is cls.node else f" (in {owner.name.value})"
+            where = "" if owner is cls.node else f" (in {owner.name})"
+            line = first_line(statement, source)
             return [
                 Ineligibility(
                     Reason.BASE_OVERRIDE,
                     statement,
-                    f"`{first_line(statement)}`{where}; {cls.per_test_base} builds its PG from it",
+                    f"`{line}`{where}; {cls.per_test_base} builds its PG from it",
                 )
             ]
     return []
@@ -348,14 +328,15 @@ def _override_reasons(
 def _fact_reasons(
     cls: ClassAnalysis,
     table: ClassTable,
-    names: QualifiedNames,
+    names: AstNames,
     per_test: dict[str, ClassAnalysis],
     parents: list[str],
+    source: Source,
 ) -> list[Ineligibility]:
     """The class-level PG facts a continuous class must carry (only for a class with PG tests)."""
     if not cls.pg_tests or all(t.ineligible for t in cls.pg_tests):
         return []
-    node = cls.node.name
+    node = cls.node
     if parents and cls.backend is None and per_test[parents[0]].backend is not None:
         return []  # its tests join the base's continuous class, whose backend is known
     if cls.backend is None and cls.per_test_base not in BASE_CHOOSES_BACKEND:
@@ -367,17 +348,16 @@ def _fact_reasons(
             Ineligibility(
                 Reason.CLASS_OPTIONS,
                 cls.options,
-                f"`{code_of(cls.options)}` is not self.opts(); build them in opts()",
+                f"`{source.segment(cls.options)}` is not self.opts(); build them in opts()",
             )
         )
     elif uses_class_opts(cls):
-        problem = _opts_problem(cls, table, names)
+        problem = _opts_problem(cls, table, names, source)
         if problem is not None:
             reasons.append(Ineligibility(Reason.CLASS_OPTIONS, node, problem))
+    timeout = source.segment(cls.timeout) if cls.timeout is not None else ""
     if cls.timeout is not None and "self" in bare_names(cls.timeout):
-        reasons.append(
-            Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{code_of(cls.timeout)}` reads self")
-        )
+        reasons.append(Ineligibility(Reason.CLASS_TIMEOUT, cls.timeout, f"`{timeout}` reads self"))
     elif cls.timeout is not None and table.module_names is not None:
         # The class attribute is evaluated in the module: a name the test binds (``secs``, or
         # ``timedelta`` imported in the test) would raise NameError when the class is defined.
@@ -387,7 +367,7 @@ def _fact_reasons(
                 Ineligibility(
                     Reason.CLASS_TIMEOUT,
                     cls.timeout,
-                    f"`{code_of(cls.timeout)}` reads {', '.join(local)}, not bound in the module",
+                    f"`{timeout}` reads {', '.join(local)}, not bound in the module",
                 )
             )
     return reasons
@@ -396,21 +376,42 @@ def _fact_reasons(
 _BUILTINS = frozenset(dir(builtins))
 
 
-def bare_names(expression: cst.CSTNode) -> set[str]:
-    """The names ``expression`` reads: not an attribute's own name, nor a keyword's."""
+def bare_names(expression: ast.AST | SimpleLine) -> set[str]:
+    """The names ``expression`` (or a statement) reads: not an attribute's own name, nor a
+    keyword's. Like libcst's ``Name`` nodes, also the names a statement binds as written
+    (parameters, ``def``/``class``, imports, ``global``, ``except ... as``)."""
     found: set[str] = set()
-    pending: list[cst.CSTNode] = [expression]
+    pending: list[ast.AST] = (
+        list(expression.body) if isinstance(expression, SimpleLine) else [expression]
+    )
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.Name):
-            found.add(node.value)
-        elif isinstance(node, cst.Attribute):
-            pending.append(node.value)
-        elif isinstance(node, cst.Arg):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
             pending.append(node.value)
         else:
-            pending.extend(code_children(node))
+            found.update(_bound_as_written(node))
+            pending.extend(children(node))
     return found
+
+
+def _bound_as_written(node: ast.AST) -> Iterator[str]:
+    """The names a node spells that ``ast`` keeps as strings (libcst: ``Name`` nodes)."""
+    if isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, ast.alias):
+        yield node.name.split(".", 1)[0]
+        if node.asname is not None:
+            yield node.asname
+    elif isinstance(node, ast.ImportFrom) and node.module:
+        yield node.module.split(".", 1)[0]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name
 
 
 def _unknown_backend_detail(cls: ClassAnalysis) -> str:
@@ -437,30 +438,33 @@ def uses_class_opts(facts: ClassAnalysis) -> bool:
     """The class's PG options are ``self.opts()`` (which becomes the continuous class's opts())."""
     options = facts.options
     return (
-        isinstance(options, cst.Call)
+        isinstance(options, ast.Call)
         and not options.args
-        and isinstance(options.func, cst.Attribute)
-        and isinstance(options.func.value, cst.Name)
-        and options.func.value.value == "self"
-        and options.func.attr.value == "opts"
+        and not options.keywords
+        and isinstance(options.func, ast.Attribute)
+        and isinstance(options.func.value, ast.Name)
+        and options.func.value.id == "self"
+        and options.func.attr == "opts"
     )
 
 
-def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) -> str | None:
+def _opts_problem(
+    cls: ClassAnalysis, table: ClassTable, names: AstNames, source: Source
+) -> str | None:
     """opts() becomes a classmethod: only when it reads class attributes, not per-test state."""
     found = table.method(names, cls.node, "opts")
     if found is None:
         return None
     owner, function = found
-    decorators = [code_of(d.decorator) for d in function.decorators]
+    decorators = [source.segment(d) for d in function.decorator_list]
     if decorators in (["classmethod"], ["staticmethod"]):
         return None
     if decorators:
-        return f"opts() of {owner.name.value} is decorated"
-    params = function.params.params
-    if not params or params[0].name.value != "self":
-        return f"opts() of {owner.name.value} does not take self first"
-    family = [e for e in table.linearize(names, cls.node) if isinstance(e, cst.ClassDef)]
+        return f"opts() of {owner.name} is decorated"
+    params = function.args.args  # not the positional-only ones, as libcst's ``params.params``
+    if not params or params[0].arg != "self":
+        return f"opts() of {owner.name} does not take self first"
+    family = [e for e in table.linearize(names, cls.node) if isinstance(e, ast.ClassDef)]
     family += [table.classes[n] for n in table.subclasses(names, cls.node) if n in table.classes]
     class_attributes: set[str] = set()
     instance_state: set[str] = set()
@@ -470,116 +474,99 @@ def _opts_problem(cls: ClassAnalysis, table: ClassTable, names: QualifiedNames) 
     for name in sorted(_self_reads(function.body)):
         if name in instance_state or name not in class_attributes:
             return (
-                f"opts() of {owner.name.value} reads self.{name}, which is not a class attribute, "
+                f"opts() of {owner.name} reads self.{name}, which is not a class attribute, "
                 "so it cannot become a classmethod"
             )
     return None
 
 
-def _class_attributes(cls: cst.ClassDef) -> set[str]:
+def _class_attributes(cls: ast.ClassDef) -> set[str]:
     found: set[str] = set()
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                targets = [t.target for t in getattr(small, "targets", ())]
-                if isinstance(small, cst.AnnAssign):
-                    targets.append(small.target)
-                found |= {t.value for t in targets if isinstance(t, cst.Name)}
+    for statement in units(cls) if not is_one_line(cls) else ():
+        for small in statement.body if isinstance(statement, SimpleLine) else ():
+            targets = list(small.targets) if isinstance(small, ast.Assign) else []
+            if isinstance(small, ast.AnnAssign):
+                targets.append(small.target)
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
     return found
 
 
-def _self_assignments(cls: cst.ClassDef) -> set[str]:
+def _self_assignments(cls: ast.ClassDef) -> set[str]:
     """``x`` for every ``self.x = ...`` (also annotated and augmented) anywhere in the class."""
     found: set[str] = set()
-    for node in statement_nodes(cls):  # assignments are statements: no expression is visited
-        if isinstance(node, cst.AssignTarget):
-            target = node.target
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            target = node.target
+    for node in _statements(cls):  # assignments are statements: no expression is visited
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
         else:
             continue
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            found.add(target.attr.value)
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                found.add(target.attr)
     # Methods and properties are members too, never per-test state read as an attribute.
     return found
 
 
-def _self_reads(node: cst.CSTNode) -> set[str]:
+#: The fields of statements (and of handlers, match cases) that hold statements.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _statements(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement below ``node`` at any depth (with handlers and match cases), none of
+    the expressions (an expression holds no statement). Order: unspecified."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        for field in _STATEMENT_FIELDS:
+            value = getattr(current, field, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST) and not isinstance(child, ast.expr):
+                        yield child
+                        pending.append(child)
+
+
+def _self_reads(body: list[ast.stmt]) -> set[str]:
     found: set[str] = set()
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> None:
-            if isinstance(attribute.value, cst.Name) and attribute.value.value == "self":
-                found.add(attribute.attr.value)
-
-    visit_read_only(node, _Visitor())
+    for statement in body:
+        for node in ast.walk(statement):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                found.add(node.attr)
     return found
 
 
-# -- setUp / tearDown -------------------------------------------------------------------------------
-
-
-def hook_problem(function: cst.FunctionDef) -> str | None:
-    """What a setUp/tearDown does beyond super(), spawning and removing self.file_name."""
-    name = function.name.value
-    if name == "__init__":
-        return "is overridden"
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if is_string_statement(statement) or is_super_call(statement, name) or is_spawn(statement):
-            continue
-        if name == "setUp" and declared_assignment(statement) is not None:
-            continue  # environment the ranks start with: a continuous class declares it
-        if name == "tearDown" and is_environment_undo(statement):
-            continue
-        if name == "tearDown" and _removes_file_name(statement):
-            continue
-        return f"does more than {'spawn the workers' if name == 'setUp' else 'call super()'}: `{first_line(statement)}`"
-    return None
-
-
-def is_super_call(statement: cst.BaseStatement, method: str) -> bool:
-    """``super().setUp()``, ``super(X, self).setUp()``, ``return super().tearDown()``."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    value = small.value if isinstance(small, (cst.Expr, cst.Return)) else None
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-        return False
-    receiver = value.func.value
-    return (
-        value.func.attr.value == method
-        and isinstance(receiver, cst.Call)
-        and isinstance(receiver.func, cst.Name)
-        and receiver.func.value == "super"
-    )
-
-
-def is_spawn(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return False
-    func = small.value.func
-    return (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-        and func.attr.value in SPAWN_METHODS
-    )
-
-
-def _removes_file_name(statement: cst.BaseStatement) -> bool:
-    """``try: os.remove(self.file_name) except OSError: pass`` (or the bare call)."""
-    text = code_of(statement)
-    return (
-        "self.file_name" in text
-        and ("remove(" in text or "unlink(" in text)
-        and "self." not in text.replace("self.file_name", "")
-    )
+def _collected(
+    name: str,
+    own: dict[str, list[Ineligibility]],
+    parents: dict[str, list[str]],
+    per_test: dict[str, ClassAnalysis],
+    seen: frozenset[str] = frozenset(),
+) -> list[Ineligibility]:
+    """The class's own reasons, else the first a same-file base has (its own or inherited)."""
+    reasons = list(own[name])
+    if not reasons:
+        for parent in parents[name]:
+            if parent in seen:
+                continue
+            inherited = _collected(parent, own, parents, per_test, seen | {name})
+            if inherited:
+                first = inherited[0]
+                reasons.append(
+                    Ineligibility(
+                        Reason.BASE_CLASS,
+                        per_test[name].node,
+                        _passed_on(parent, first),
+                        first.root,
+                    )
+                )
+                break
+    return reasons

@@ -17,71 +17,77 @@ Anything else that touches the environment keeps ``Reason.CLASS_ENVIRONMENT``.
 
 from __future__ import annotations
 
+import ast
 from typing import Callable
 
-import libcst as cst
-
-from distlint.analysis.names import dotted_name
 from distlint.analysis.pg.creation import string_literal
+from distlint.analysis.pg.execution import Function
+from distlint.syntax.ast_lines import SimpleLine, Unit, is_one_line, units
+from distlint.syntax.ast_nodes import dotted_name
 
 
-def declared_assignment(statement: cst.BaseStatement) -> tuple[str, str] | None:
+def declared_assignment(statement: Unit) -> tuple[str, str] | None:
     """``(key, value)`` for ``os.environ["KEY"] = "value"`` (both literals), else None."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    if not isinstance(statement, SimpleLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+    if not isinstance(small, ast.Assign) or len(small.targets) != 1:
         return None
-    key = _environ_key(small.targets[0].target)
+    key = _environ_key(small.targets[0])
     value = string_literal(small.value)
     return (key, value) if key is not None and value is not None else None
 
 
-def is_environment_undo(statement: cst.BaseStatement) -> bool:
+def is_environment_undo(statement: Unit) -> bool:
     """``del os.environ["KEY"]`` or ``os.environ.pop("KEY"[, default])`` (a tearDown undoing a write)."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    if not isinstance(statement, SimpleLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
-    if isinstance(small, cst.Del):
-        return _environ_key(small.target) is not None
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+    if isinstance(small, ast.Delete):
+        # ``del a, b`` deletes a tuple (libcst's one ``Del.target``): no key.
+        return len(small.targets) == 1 and _environ_key(small.targets[0]) is not None
+    if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
         call = small.value
         return (
             dotted_name(call.func) == "os.environ.pop"
-            and bool(call.args)
-            and string_literal(call.args[0].value) is not None
+            and string_literal(_first_argument(call)) is not None
         )
     return False
 
 
-def _environ_key(target: cst.BaseExpression) -> str | None:
-    if (
-        not isinstance(target, cst.Subscript)
-        or dotted_name(target.value) != "os.environ"
-        or len(target.slice) != 1
-    ):
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    """The value of ``call``'s first argument as written, positional or keyword (``*x``: ``x``)."""
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if not arguments:
         return None
-    index = target.slice[0].slice
-    return string_literal(index.value) if isinstance(index, cst.Index) else None
+    first = min(arguments, key=lambda a: (a.lineno, a.col_offset))
+    return first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+
+
+def _environ_key(target: ast.expr) -> str | None:
+    if not isinstance(target, ast.Subscript) or dotted_name(target.value) != "os.environ":
+        return None
+    return string_literal(target.slice)
 
 
 def setup_environment_writes(
-    setups: list[cst.FunctionDef],
-    spawns: Callable[[cst.BaseStatement], bool],
-    calls_super: Callable[[cst.BaseStatement], bool],
-) -> tuple[dict[str, str], cst.BaseStatement | None]:
+    setups: list[Function],
+    spawns: Callable[[Unit], bool],
+    calls_super: Callable[[Unit], bool],
+) -> tuple[dict[str, str], Unit | None]:
     """The variables the ``setUp`` chain sets before the spawn, and the first write after it (the
     ranks never see that one: a per-test class that relies on it cannot be reproduced), if any.
 
     ``setups``: the class's own ``setUp`` first, then its bases' (the order they run in: each
     writes before it calls ``super().setUp()``, so a base's value wins). ``spawns``: whether a
-    statement spawns the ranks; ``calls_super``: whether it is ``super().setUp()``, which spawns
-    them when a same-file base's ``setUp`` follows in the chain (MultiProcessTestCase's does not)."""
+    statement (a unit of the body) spawns the ranks; ``calls_super``: whether it is
+    ``super().setUp()``, which spawns them when a same-file base's ``setUp`` follows in the chain
+    (MultiProcessTestCase's does not)."""
     environment: dict[str, str] = {}
     for index, setup in enumerate(setups):
         spawned = False
         base_follows = index + 1 < len(setups)
-        body = setup.body.body if isinstance(setup.body, cst.IndentedBlock) else ()
+        body = () if is_one_line(setup) else units(setup)
         for statement in body:
             written = declared_assignment(statement)
             if written is not None:

@@ -1,19 +1,19 @@
 """What creates, tears down or disturbs a process group: names and call shapes.
 
-Everything here is about one call at a time: which torch.distributed API a call
-resolves to (through aliases, via libcst's qualified names), and what a PG creation
-call says about backend, world size, timeout, options and store. Walking test bodies
+Everything here is about one call at a time (stdlib ``ast`` nodes): which
+torch.distributed API a call resolves to (through aliases, via the module's qualified
+names, :class:`~distlint.syntax.ast_names.AstNames`), and what a PG creation call says
+about backend, world size, timeout, options and store. Walking test bodies
 and following helpers is ``distlint.analysis.pg.scan``'s job.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-
-from distlint.analysis.names import QualifiedNames, dotted_name, last_component, qualified_names
+from distlint.screens.names import last_component
 from distlint.screens.pg_names import (  # noqa: F401 - names the analysis shares with the pre-screen
     ABORT_FUNCTIONS,
     ABORT_METHODS,
@@ -23,6 +23,8 @@ from distlint.screens.pg_names import (  # noqa: F401 - names the analysis share
     HelperSignature,
     config_names,
 )
+from distlint.syntax.ast_names import AstNames
+from distlint.syntax.ast_nodes import dotted_name
 
 # Modules under which torch exposes the c10d API (``import torch.distributed as dist``,
 # ``import torch.distributed.distributed_c10d as c10d``, the C extension).
@@ -104,9 +106,9 @@ def env_family(key: str) -> str:
     return key
 
 
-def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> str | None:
+def torch_dist_member(names: AstNames, node: ast.AST) -> str | None:
     """``init_process_group`` for ``dist.init_process_group`` (any alias); None for non-c10d names."""
-    for qualified in qualified_names(names, node):
+    for qualified in names.names_of(node):
         module, _, member = qualified.rpartition(".")
         if module in TORCH_DIST_MODULES:
             return member
@@ -114,55 +116,55 @@ def torch_dist_member(names: QualifiedNames, node: cst.CSTNode) -> str | None:
     return None
 
 
-def callee_last_name(names: QualifiedNames, node: cst.CSTNode) -> str | None:
+def callee_last_name(names: AstNames, node: ast.AST) -> str | None:
     """Last component of what a call/decorator refers to (qualified when known, else as written)."""
-    if isinstance(node, cst.Call):
+    if isinstance(node, ast.Call):
         node = node.func
-    resolved = qualified_names(names, node)
+    resolved = names.names_of(node)
     if resolved:
         return last_component(sorted(resolved)[0])
     written = dotted_name(node)
     return last_component(written) if written else None
 
 
-def self_method_name(call: cst.Call) -> str | None:
+def self_method_name(call: ast.Call) -> str | None:
     """``X`` for ``self.X(...)`` / ``cls.X(...)``."""
     func = call.func
     if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value in ("self", "cls")
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("self", "cls")
     ):
-        return func.attr.value
+        return func.attr
     return None
 
 
-def method_name(call: cst.Call) -> str | None:
+def method_name(call: ast.Call) -> str | None:
     """``X`` for any ``<expr>.X(...)``."""
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
 
 
-def argument(
-    call: cst.Call, position: int | None, keyword: str | None
-) -> cst.BaseExpression | None:
-    """The expression passed at ``position`` or as ``keyword=`` (None when absent or starred)."""
+def argument(call: ast.Call, position: int | None, keyword: str | None) -> ast.expr | None:
+    """The expression passed at ``position`` or as ``keyword=`` (None when absent or starred).
+
+    ``position`` counts ``call.args`` (positional and ``*`` arguments): a ``*args`` at or
+    before it hides it. ``**kwargs`` are no positional arguments (they follow all of them)."""
     if keyword is not None:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == keyword:
-                return arg.value
-    if position is not None:
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.star for a in positional[: position + 1]):
+        for passed in call.keywords:
+            if passed.arg == keyword:
+                return passed.value
+    if position is not None and position < len(call.args):
+        positional = call.args[: position + 1]
+        if any(isinstance(a, ast.Starred) for a in positional):
             return None
-        if position < len(positional):
-            return positional[position].value
+        return positional[position]
     return None
 
 
-def string_literal(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+def string_literal(node: ast.AST | None) -> str | None:
+    """The value of a string literal (``"nccl"``; not bytes, not an f-string)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     return None
 
 
@@ -190,7 +192,7 @@ INIT_PROCESS_GROUP_PARAMS = (
 )
 
 
-def init_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+def init_arg(call: ast.Call, name: str) -> ast.expr | None:
     return argument(call, INIT_PROCESS_GROUP_PARAMS.index(name), name)
 
 
@@ -198,15 +200,15 @@ def init_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 class CallFacts:
     """What one PG-creating call says (expressions as written at that call)."""
 
-    backend: cst.BaseExpression | None = None
+    backend: ast.expr | None = None
     backend_literal: str | None = None
-    world_size: cst.BaseExpression | None = None
-    timeout: cst.BaseExpression | None = None
-    options: cst.BaseExpression | None = None
-    store: cst.BaseExpression | None = None
+    world_size: ast.expr | None = None
+    timeout: ast.expr | None = None
+    options: ast.expr | None = None
+    store: ast.expr | None = None
 
 
-def init_process_group_facts(call: cst.Call) -> CallFacts:
+def init_process_group_facts(call: ast.Call) -> CallFacts:
     backend = init_arg(call, "backend")
     return CallFacts(
         backend=backend,
@@ -218,7 +220,7 @@ def init_process_group_facts(call: cst.Call) -> CallFacts:
     )
 
 
-def constructor_facts(call: cst.Call, backend: str) -> CallFacts:
+def constructor_facts(call: ast.Call, backend: str) -> CallFacts:
     # ProcessGroupNCCL(store, rank, size, options) / ProcessGroupGloo(store, rank, size, options)
     return CallFacts(
         backend_literal=backend,
@@ -229,18 +231,20 @@ def constructor_facts(call: cst.Call, backend: str) -> CallFacts:
     )
 
 
-def device_mesh_facts(call: cst.Call) -> CallFacts:
+def device_mesh_facts(call: ast.Call) -> CallFacts:
     device = argument(call, 0, "device_type")
     shape = argument(call, 1, "mesh_shape")
     world_size = None
-    if isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1:
-        world_size = shape.elements[0].value
+    if isinstance(shape, (ast.Tuple, ast.List)) and len(shape.elts) == 1:
+        world_size = shape.elts[0]
+        if isinstance(world_size, ast.Starred):  # ``(*sizes,)``: what is unpacked, as before
+            world_size = world_size.value
     return CallFacts(
         backend_literal=backend_for_device(string_literal(device)), world_size=world_size
     )
 
 
-def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
+def helper_facts(call: ast.Call, signature: HelperSignature) -> CallFacts:
     backend = argument(call, *signature.backend_arg)
     literal = signature.backend or string_literal(backend)
     if literal is None and signature.device_arg != (None, None):
@@ -255,9 +259,9 @@ def helper_facts(call: cst.Call, signature: HelperSignature) -> CallFacts:
     )
 
 
-def decorator_call(decorator: cst.Decorator) -> tuple[cst.BaseExpression, cst.Call | None]:
-    """The decorator's callee and, for ``@dec(...)``, the call."""
-    expression = decorator.decorator
-    if isinstance(expression, cst.Call):
-        return expression.func, expression
-    return expression, None
+def decorator_call(decorator: ast.expr) -> tuple[ast.expr, ast.Call | None]:
+    """The decorator's callee and, for ``@dec(...)``, the call (``decorator``: an entry of a
+    def's ``decorator_list``)."""
+    if isinstance(decorator, ast.Call):
+        return decorator.func, decorator
+    return decorator, None

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from distlint.analysis.pg.creation import (
     ENV_DECORATORS,
     KNOWN_PG_DECORATORS,
@@ -20,29 +18,32 @@ from distlint.analysis.pg.creation import (
     string_literal,
 )
 from distlint.analysis.pg.environment import environment_call_keys
-from distlint.analysis.pg.events import CreationEvent, Event, Site
+from distlint.analysis.pg.events import CreationEvent, Event, Function, Site
 
 if TYPE_CHECKING:
     from distlint.analysis.pg.scan import ScanContext
 
 
 def decorator_events(
-    context: ScanContext, func: cst.FunctionDef
+    context: ScanContext, func: Function
 ) -> tuple[list[CreationEvent], list[Event], list[Event]]:
-    """PG-creating decorators, environment decorators and env-patching decorators of a test."""
+    """PG-creating decorators, environment decorators and env-patching decorators of a test.
+
+    Each event's site is the decorator's expression (``func.decorator_list[index]``), ordered
+    ``(-1, index)``: before everything in the body."""
     creations: list[CreationEvent] = []
     env_decorators: list[Event] = []
     env: list[Event] = []
-    for index, decorator in enumerate(func.decorators):
+    for index, decorator in enumerate(func.decorator_list):
         callee, call = decorator_call(decorator)
         name = callee_last_name(context.names, callee)
         site = Site(decorator, decorator, None, -1, (), (), order=(-1, index))
         if name in context.pg_decorators:
             backend = None
             if call is not None:
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value == "backend":
-                        backend = arg.value
+                for keyword in call.keywords:
+                    if keyword.arg == "backend":
+                        backend = keyword.value
             facts = CallFacts(backend=backend, backend_literal=string_literal(backend))
             creations.append(
                 CreationEvent(

@@ -8,18 +8,18 @@ Also the per-class reason counts DL202 and ``distlint migrate``'s report print.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import libcst as cst
-
 from distlint.analysis.model import ClassAnalysis, Ineligibility, PGCreation, Reason
 from distlint.analysis.pg.creation import env_family
 from distlint.analysis.pg.events import Event, Scan
-from distlint.analysis.pg.execution import integer_literal
-from distlint.cst_utils import code_of, is_literal
+from distlint.analysis.pg.execution import Function, integer_literal
+from distlint.syntax.ast_lines import SimpleLine
+from distlint.syntax.ast_nodes import Source
 
 #: Tests about watchdogs and timeouts expect a PG to fail or hang (by name, as suites write them).
 _TIMEOUT_TEST = re.compile(r"(^|_)(watchdog|timeout|timeouts|timed_out|hang|hangs)(_|$)")
@@ -31,26 +31,28 @@ _CLASS_WORLD_SIZE = frozenset(
 )
 
 
-def code(node: cst.CSTNode | None) -> str | None:
-    """Source of ``node`` with whitespace removed (for comparing expressions); None for None."""
+def code(node: ast.AST | None, source: Source) -> str | None:
+    """Source of ``node`` (``source``: the module's text) with whitespace removed (for comparing
+    expressions); None for None."""
     if node is None:
         return None
-    return "".join(code_of(node).split())
+    return "".join(source.segment(node).split())
 
 
-def is_class_opts_call(node: cst.BaseExpression | None) -> bool:
+def is_class_opts_call(node: ast.expr | None) -> bool:
     """``self.opts()`` / ``cls.opts()`` with no arguments: the class's options."""
-    return is_class_method_call(node) and node.func.attr.value == "opts"  # type: ignore[union-attr]
+    return is_class_method_call(node) and node.func.attr == "opts"  # type: ignore[union-attr]
 
 
-def is_class_method_call(node: cst.BaseExpression | None) -> bool:
+def is_class_method_call(node: ast.expr | None) -> bool:
     """``self.<method>()`` / ``cls.<method>()`` with no arguments."""
     return (
-        isinstance(node, cst.Call)
+        isinstance(node, ast.Call)
         and not node.args
-        and isinstance(node.func, cst.Attribute)
-        and isinstance(node.func.value, cst.Name)
-        and node.func.value.value in ("self", "cls")
+        and not node.keywords
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("self", "cls")
     )
 
 
@@ -58,26 +60,41 @@ def is_class_method_call(node: cst.BaseExpression | None) -> bool:
 OptionsVariant = tuple[tuple[str, str], ...]
 
 
-def options_variant(node: cst.BaseExpression | None) -> OptionsVariant | None:
-    """The keyword arguments of ``self.opts(k=<literal>, ...)`` / ``cls.opts(...)``, or None.
+def options_variant(node: ast.expr | None, source: Source) -> OptionsVariant | None:
+    """The keyword arguments of ``self.opts(k=<literal>, ...)`` / ``cls.opts(...)``, or None
+    (``source``: the module's text, the values are taken from).
 
     Only literal keyword values are comparable: tests passing the same ones share a PG
     (a continuous class of their own whose ``opts()`` passes them)."""
     if not (
-        isinstance(node, cst.Call)
-        and node.args
-        and isinstance(node.func, cst.Attribute)
-        and isinstance(node.func.value, cst.Name)
-        and node.func.value.value in ("self", "cls")
-        and node.func.attr.value == "opts"
+        isinstance(node, ast.Call)
+        and (node.args or node.keywords)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("self", "cls")
+        and node.func.attr == "opts"
     ):
         return None
+    if node.args:  # a positional (or ``*``) argument
+        return None
     pairs = []
-    for arg in node.args:
-        if arg.keyword is None or arg.star or not is_literal(arg.value):
+    for keyword in node.keywords:
+        if keyword.arg is None or not is_literal(keyword.value):  # ``**kwargs``
             return None
-        pairs.append((arg.keyword.value, code_of(arg.value)))  # as written: it is emitted again
+        # As written: it is emitted again.
+        pairs.append((keyword.arg, source.segment(keyword.value)))
     return tuple(sorted(pairs))
+
+
+def is_literal(node: ast.expr) -> bool:
+    """A number, string, True/False/None (signed), or a tuple/list of those (``...`` is not)."""
+    if isinstance(node, ast.Constant):
+        return node.value is not Ellipsis
+    if isinstance(node, ast.UnaryOp):
+        return is_literal(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(is_literal(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
+    return False
 
 
 @dataclass
@@ -85,14 +102,14 @@ class ClassFacts:
     """What the class's PG creations share; each becomes the continuous class's setting."""
 
     backend: str | None = None
-    world_size: cst.BaseExpression | None = None
-    timeout: cst.BaseExpression | None = None
-    options: cst.BaseExpression | None = None
+    world_size: ast.expr | None = None
+    timeout: ast.expr | None = None
+    options: ast.expr | None = None
 
 
 def _majority(
-    values: Sequence[tuple[str | None, cst.BaseExpression | None]], prefer_none: bool
-) -> cst.BaseExpression | None:
+    values: Sequence[tuple[str | None, ast.expr | None]], prefer_none: bool
+) -> ast.expr | None:
     """The most common expression (by code); ties go to "not passed" when ``prefer_none``, else the first."""
     if not values:
         return None
@@ -107,9 +124,10 @@ def _majority(
 
 
 def class_facts(
-    creations: Iterable[PGCreation], world_size: cst.BaseExpression | None
+    creations: Iterable[PGCreation], world_size: ast.expr | None, source: Source
 ) -> ClassFacts:
-    """Shared backend / timeout / options of a class's PG creations, and its world size."""
+    """Shared backend / timeout / options of a class's PG creations, and its world size
+    (``source``: the module's text, timeouts are compared by)."""
     creations = list(creations)
     # "Not given" (None: the default for the device) competes too: a test that asks for gloo
     # in a class whose other tests take the default needs a backend the class does not have.
@@ -119,7 +137,7 @@ def class_facts(
         best = max(backends.values())
         if backends.get(None) != best:
             backend = next(c.backend for c in creations if backends[c.backend] == best)
-    timeout = _majority([(code(c.timeout), c.timeout) for c in creations], prefer_none=True)
+    timeout = _majority([(code(c.timeout, source), c.timeout) for c in creations], prefer_none=True)
     # Only options the class can provide become its options: ``self.opts()`` (or another
     # argument-less method of the class); options built inside a test stay the test's own.
     class_calls = [c.options for c in creations if is_class_method_call(c.options)]
@@ -133,7 +151,7 @@ class TestEvidence:
     """Everything known about one test that bears on eligibility."""
 
     name: str
-    node: cst.FunctionDef
+    node: Function
     scan: Scan
     creations: list[PGCreation]
     #: Per creation: made by a config pg-helper/pg-decorator (body unknown to distlint).
@@ -148,9 +166,9 @@ class TestEvidence:
 
 class _Reasons:
     def __init__(self) -> None:
-        self.found: dict[Reason, tuple[cst.CSTNode, list[str]]] = {}
+        self.found: dict[Reason, tuple[ast.AST | SimpleLine, list[str]]] = {}
 
-    def add(self, reason: Reason, node: cst.CSTNode, detail: str = "") -> None:
+    def add(self, reason: Reason, node: ast.AST | SimpleLine, detail: str = "") -> None:
         entry = self.found.setdefault(reason, (node, []))
         if detail and detail not in entry[1]:
             entry[1].append(detail)
@@ -165,8 +183,11 @@ class _Reasons:
         ]
 
 
-def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> list[Ineligibility]:
-    """Why ``evidence``'s test cannot move to a continuous class (empty: it can)."""
+def ineligibilities(
+    evidence: TestEvidence, facts: ClassFacts, source: Source
+) -> list[Ineligibility]:
+    """Why ``evidence``'s test cannot move to a continuous class (empty: it can); ``source``:
+    the module's text (expressions are compared, and quoted, as written)."""
     reasons = _Reasons()
     scan = evidence.scan
     creations = evidence.creations
@@ -193,19 +214,19 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> list[Ineligibi
     for creation, from_config in zip(creations, evidence.from_config):
         if from_config:
             continue  # a config helper's arguments mean what the suite says: only UNRESOLVED_PG below
-        if creation.timeout is not None and code(creation.timeout) != code(facts.timeout):
-            reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={code(creation.timeout)}")
-        if not _same_world_size(creation.world_size, facts.world_size):
-            reasons.add(
-                Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={code(creation.world_size)}"
-            )
+        timeout = code(creation.timeout, source)
+        if creation.timeout is not None and timeout != code(facts.timeout, source):
+            reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={timeout}")
+        if not _same_world_size(creation.world_size, facts.world_size, source):
+            world_size = code(creation.world_size, source)
+            reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={world_size}")
         if creation.backend is not None and creation.backend != facts.backend:
             uses = repr(facts.backend) if facts.backend is not None else "the default"
             reasons.add(
                 Reason.OTHER_BACKEND, creation.node, f"{creation.backend!r}, class uses {uses}"
             )
-        if not _same_options(creation.options, facts.options):
-            reasons.add(Reason.CUSTOM_OPTIONS, creation.node, code(creation.options) or "")
+        if not _same_options(creation.options, facts.options, source):
+            reasons.add(Reason.CUSTOM_OPTIONS, creation.node, code(creation.options, source) or "")
 
     for event in scan.raises:
         reasons.add(Reason.EXPECTS_FAILURE, event.site.node, f"assertRaises around {event.what}")
@@ -220,10 +241,10 @@ def ineligibilities(evidence: TestEvidence, facts: ClassFacts) -> list[Ineligibi
         else:
             reasons.add(Reason.EXPECTS_FAILURE, event.site.node, _via(event))
     if _TIMEOUT_TEST.search(evidence.name):
-        reasons.add(Reason.EXPECTS_FAILURE, evidence.node.name, "watchdog/timeout test")
+        reasons.add(Reason.EXPECTS_FAILURE, evidence.node, "watchdog/timeout test")
     if evidence.return_code_check:
         reasons.add(
-            Reason.EXPECTS_FAILURE, evidence.node.name, f"listed in {evidence.return_code_check}"
+            Reason.EXPECTS_FAILURE, evidence.node, f"listed in {evidence.return_code_check}"
         )
 
     for event in scan.file_name_uses:
@@ -250,26 +271,28 @@ def _via(event: Event) -> str:
 
 
 def _same_world_size(
-    world_size: cst.BaseExpression | None, class_world_size: cst.BaseExpression | None
+    world_size: ast.expr | None, class_world_size: ast.expr | None, source: Source
 ) -> bool:
     if world_size is None:
         return True
-    text = code(world_size)
+    text = code(world_size, source)
     if text in _CLASS_WORLD_SIZE:
         return True
-    if class_world_size is not None and text == code(class_world_size):
+    if class_world_size is not None and text == code(class_world_size, source):
         return True
     literal, class_literal = integer_literal(world_size), integer_literal(class_world_size)
     return literal is not None and literal == class_literal
 
 
-def _same_options(
-    options: cst.BaseExpression | None, class_options: cst.BaseExpression | None
-) -> bool:
-    if options is None or is_class_opts_call(options) or code(options) == code(class_options):
+def _same_options(options: ast.expr | None, class_options: ast.expr | None, source: Source) -> bool:
+    if (
+        options is None
+        or is_class_opts_call(options)
+        or code(options, source) == code(class_options, source)
+    ):
         return True
     # ``self.opts(threads=8)`` in a class whose PG uses ``self.opts()``: a variant of the class's options.
-    return options_variant(options) is not None and is_class_opts_call(class_options)
+    return options_variant(options, source) is not None and is_class_opts_call(class_options)
 
 
 # -- summaries (DL202, the migrate report) ---------------------------------------------------------

@@ -7,11 +7,15 @@ helpers lifted in); :mod:`distlint.analysis.pg.eligibility` turns them into reas
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import Union
 
 from distlint.analysis.pg.creation import CallFacts
+from distlint.syntax.ast_lines import Unit
+
+#: A ``def`` or ``async def`` (a test, a helper).
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
 @dataclass(frozen=True)
@@ -19,16 +23,20 @@ class Site:
     """Where an event happens, seen from the function being analysed."""
 
     #: The node in the analysed function's body that leads to the event (helper call or the call itself).
-    node: cst.CSTNode
+    #: A decorator's expression (an entry of ``decorator_list``) for a decorator's event.
+    node: ast.AST
     #: The node where the event itself is (inside the innermost helper); same as ``node`` when direct.
-    inner: cst.CSTNode
-    #: The innermost statement of the analysed function enclosing ``node`` (None for decorators).
-    statement: cst.BaseStatement | None
-    #: Index of the analysed function's top-level body statement enclosing ``node`` (-1: decorator).
+    inner: ast.AST
+    #: The innermost statement of the analysed function enclosing ``node`` (None for decorators):
+    #: the line (:class:`~distlint.syntax.ast_lines.SimpleLine`) it is on, or the compound
+    #: statement whose one-line block (``if x: y``) it is in.
+    statement: Unit | None
+    #: Index of the unit of the analysed function's body (``units(func)``) enclosing ``node``
+    #: (-1: a decorator, or a body written on the ``def`` line).
     top: int
     #: Helpers followed, outermost first, e.g. ("self._test_basics", "self._create_pg").
     chain: tuple[str, ...] = ()
-    helpers: tuple[cst.FunctionDef, ...] = ()
+    helpers: tuple[Function, ...] = ()
     in_loop: bool = False
     in_raises: bool = False
     in_rank_branch: bool = False
@@ -60,12 +68,13 @@ class Event:
     site: Site
     what: str
     #: destroy/abort: the PG expression it acts on (resolved), when given.
-    target: cst.BaseExpression | None = None
+    target: ast.expr | None = None
 
 
 @dataclass
 class StoreStatement:
-    statement: cst.BaseStatement
+    #: The line of the store's assignment (or the compound statement of its one-line block).
+    statement: Unit
     name: str
 
 
@@ -87,7 +96,7 @@ class Scan:
     self_attributes: list[str] = field(default_factory=list)
     #: Store statements of this function's body used only to build PGs.
     stores: list[StoreStatement] = field(default_factory=list)
-    #: Trailing teardown statements of this function's body.
-    teardown: list[cst.BaseStatement] = field(default_factory=list)
-    #: Trailing teardown statements inside followed helpers: (helper, statement).
-    helper_teardown: list[tuple[cst.FunctionDef, cst.BaseStatement]] = field(default_factory=list)
+    #: Trailing teardown units (lines, compound statements) of this function's body.
+    teardown: list[Unit] = field(default_factory=list)
+    #: Trailing teardown units inside followed helpers: (helper, unit).
+    helper_teardown: list[tuple[Function, Unit]] = field(default_factory=list)

@@ -11,20 +11,22 @@ the codemod asks again for a ``--class-suffix`` other than the default.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from distlint.analysis.model import ClassAnalysis, ExecutionModel
-from distlint.analysis.names import QualifiedNames, dotted_name
 from distlint.analysis.pg.execution import (
     CONTINUOUS_BASES,
     ClassTable,
+    base_value,
     external_base_names,
     integer_literal,
     world_size_fact,
 )
 from distlint.screens.pg_names import config_names
+from distlint.syntax.ast_lines import SimpleLine, is_one_line, units
+from distlint.syntax.ast_names import AstNames
+from distlint.syntax.ast_nodes import dotted_name
 
 if TYPE_CHECKING:
     from distlint.config import Config
@@ -51,7 +53,7 @@ def existing_problem(
     cls: ClassAnalysis,
     existing_name: str,
     table: ClassTable,
-    names: QualifiedNames,
+    names: AstNames,
     models: dict[str, ExecutionModel],
     continuous_bases: frozenset[str],
     suffix: str = DEFAULT_SUFFIX,
@@ -63,11 +65,11 @@ def existing_problem(
         return None
     if models.get(existing_name) is not ExecutionModel.CONTINUOUS:
         return f"`{existing_name}` exists and is not a continuous class"
-    written_bases = [dotted_name(b.value) or "" for b in cls.node.bases]
+    written_bases = [dotted_name(base_value(b)) or "" for b in cls.node.bases]
     allowed = {cls.name + MIXIN_SUFFIX, *tests_mixin_names(existing_name), *written_bases}
-    for base in existing.bases:
-        written = dotted_name(base.value) or ""
-        resolved = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base.value)}
+    for base in map(base_value, existing.bases):
+        written = dotted_name(base) or ""
+        resolved = {q.rsplit(".", 1)[-1] for q in external_base_names(names, base)}
         if written in allowed or resolved & continuous_bases:
             continue
         # A subclass's continuous classes derive from those of its base (or their tests mixin).
@@ -89,16 +91,19 @@ def existing_problem(
     return None
 
 
-def _backend(existing: cst.ClassDef, table: ClassTable, names: QualifiedNames) -> str | None:
+def _backend(existing: ast.ClassDef, table: ClassTable, names: AstNames) -> str | None:
     """The string literal ``backend_str()`` of ``existing`` (or a same-file base) returns."""
     found = table.method(names, existing, "backend_str")
     if found is None:
         return None
-    body = found[1].body.body if isinstance(found[1].body, cst.IndentedBlock) else ()
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
+    for statement in () if is_one_line(found[1]) else units(found[1]):
+        if isinstance(statement, SimpleLine):
             small = statement.body[0]
-            if isinstance(small, cst.Return) and isinstance(small.value, cst.SimpleString):
-                value = small.value.evaluated_value
+            if (
+                isinstance(small, ast.Return)
+                and isinstance(small.value, ast.Constant)
+                and isinstance(small.value.value, (str, bytes))
+            ):
+                value = small.value.value
                 return value if isinstance(value, str) else None
     return None

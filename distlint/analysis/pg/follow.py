@@ -10,13 +10,11 @@ are resolved through helper parameters (``opts`` -> the caller's ``self.opts()``
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-import libcst as cst
-
-from distlint.analysis.names import QualifiedNames
 from distlint.analysis.pg.creation import (
     BACKEND_CONSTRUCTORS,
     KNOWN_HELPERS,
@@ -30,7 +28,16 @@ from distlint.analysis.pg.creation import (
     string_literal,
     torch_dist_member,
 )
-from distlint.analysis.pg.events import CreationEvent, Event, Scan, Site, StoreStatement
+from distlint.analysis.pg.events import (
+    CreationEvent,
+    Event,
+    Function,
+    Scan,
+    Site,
+    StoreStatement,
+)
+from distlint.syntax.ast_lines import Unit, is_one_line, units
+from distlint.syntax.ast_names import AstNames
 
 MAX_HELPER_DEPTH = 4
 
@@ -38,26 +45,27 @@ MAX_HELPER_DEPTH = 4
 class Walks(Protocol):
     """Where the walks come from: one per (function, class of ``self``), made on first use."""
 
-    names: QualifiedNames
+    names: AstNames
 
-    def walker(self, func: cst.FunctionDef, owner: cst.ClassDef | None) -> WalkedFunction: ...
+    def walker(self, func: Function, owner: ast.ClassDef | None) -> WalkedFunction: ...
 
 
 @dataclass
 class Binding:
     """Helper parameters -> the caller's (resolved) argument expressions."""
 
-    params: dict[str, cst.BaseExpression | None]
+    params: dict[str, ast.expr | None]
     star_kwargs_name: str | None = None
-    extra_kwargs: tuple[cst.Arg, ...] = ()
+    #: The caller's keywords no parameter takes (what a forwarded ``**kwargs`` holds).
+    extra_kwargs: tuple[ast.keyword, ...] = ()
 
 
 @dataclass
 class HelperCall:
     """A call, in the walked function, of a same-file helper the scan follows."""
 
-    call: cst.Call
-    helper: cst.FunctionDef
+    call: ast.Call
+    helper: Function
     #: A method (its first parameter is ``self``/``cls``), not a module-level function.
     is_method: bool
     label: str
@@ -70,26 +78,25 @@ class WalkedFunction:
     """What one walk of a function recorded (:class:`~distlint.analysis.pg.scan.Walker` fills
     it): the events of its own body, and what :func:`finish` needs to bind each call of it."""
 
-    def __init__(self, context: Walks, func: cst.FunctionDef, owner: cst.ClassDef | None) -> None:
+    def __init__(self, context: Walks, func: Function, owner: ast.ClassDef | None) -> None:
         self.context = context
         self.names = context.names
         self.func = func
         #: The class of ``self`` (None for a module-level function).
         self.owner = owner
-        body = func.body
-        self.body: Sequence[cst.BaseStatement] = (
-            list(body.body) if isinstance(body, cst.IndentedBlock) else []
-        )
+        #: The units of the body; none for a body written on the ``def`` line.
+        self.body: Sequence[Unit] = [] if is_one_line(func) else units(func)
         self.scan = Scan()
-        self.raw_creations: list[tuple[CreationEvent, cst.Call]] = []
+        self.raw_creations: list[tuple[CreationEvent, ast.Call]] = []
         self.helper_calls: list[HelperCall] = []
         self.creation_call_ids: set[int] = set()
-        #: Names read, with the ids of the calls and statement lines around each read.
-        self.name_refs: list[tuple[cst.Name, tuple[int, ...]]] = []
-        self.assignments: dict[str, list[cst.BaseExpression | None]] = {}
+        #: Names written (read or bound, but no attribute's, keyword's or parameter's own
+        #: name), with the ids of the calls and lines around each.
+        self.name_refs: list[tuple[str, tuple[int, ...]]] = []
+        self.assignments: dict[str, list[ast.expr | None]] = {}
         self.mutated: set[str] = set()
-        self.store_candidates: list[tuple[str, cst.BaseStatement, cst.Call]] = []
-        self.file_name_refs: list[tuple[cst.Attribute, tuple[int, ...], Site]] = []
+        self.store_candidates: list[tuple[str, Unit, ast.Call]] = []
+        self.file_name_refs: list[tuple[ast.Attribute, tuple[int, ...], Site]] = []
         self.returned_store_ids: set[int] = set()
         self.teardown_ids: set[int] = set()
         self.tail_ids: set[int] = set()
@@ -97,51 +104,60 @@ class WalkedFunction:
 
 def resolve(
     walker: WalkedFunction,
-    expression: cst.BaseExpression | None,
+    expression: ast.expr | None,
     binding: Binding | None,
     depth: int = 0,
-) -> cst.BaseExpression | None:
+) -> ast.expr | None:
     """An expression with helper parameters and single local assignments substituted."""
-    if expression is None:
+    if expression is None or _is_none(expression):
         return None
-    if isinstance(expression, cst.Name):
-        if expression.value == "None":
-            return None
-        if binding is not None and expression.value in binding.params:
-            if expression.value in walker.assignments:
+    if isinstance(expression, ast.Name):
+        name = expression.id
+        if binding is not None and name in binding.params:
+            if name in walker.assignments:
                 return expression  # a parameter the helper reassigns: its value here is unknown
-            return binding.params[expression.value]
-        values = walker.assignments.get(expression.value)
+            return binding.params[name]
+        values = walker.assignments.get(name)
         if (
             values
             and len(values) == 1
             and values[0] is not None
-            and expression.value not in walker.mutated
+            and name not in walker.mutated
             and depth < 5
         ):
             return resolve(walker, values[0], binding, depth + 1)
     return expression
 
 
-def _effective_call(call: cst.Call, binding: Binding | None) -> cst.Call:
-    """``call`` with a forwarded ``**kwargs`` replaced by the caller's extra keywords."""
+def _is_none(expression: ast.expr) -> bool:
+    return isinstance(expression, ast.Constant) and expression.value is None
+
+
+def _effective_call(call: ast.Call, binding: Binding | None) -> ast.Call:
+    """``call`` with a forwarded ``**kwargs`` replaced by the caller's extra keywords (a new
+    ``ast.Call``, at ``call``'s position, sharing its other nodes)."""
     if binding is None or binding.star_kwargs_name is None:
         return call
-    args: list[cst.Arg] = []
-    for arg in call.args:
+    keywords: list[ast.keyword] = []
+    forwarded = False
+    for keyword in call.keywords:
+        value = keyword.value
         if (
-            arg.star == "**"
-            and isinstance(arg.value, cst.Name)
-            and arg.value.value == binding.star_kwargs_name
+            keyword.arg is None
+            and isinstance(value, ast.Name)
+            and value.id == binding.star_kwargs_name
         ):
-            args.extend(binding.extra_kwargs)
+            keywords.extend(binding.extra_kwargs)
+            forwarded = True
         else:
-            args.append(arg)
-    return call.with_changes(args=args)
+            keywords.append(keyword)
+    if not forwarded:
+        return call
+    return ast.copy_location(ast.Call(func=call.func, args=call.args, keywords=keywords), call)
 
 
 def _resolved_creation(
-    walker: WalkedFunction, event: CreationEvent, call: cst.Call, binding: Binding | None
+    walker: WalkedFunction, event: CreationEvent, call: ast.Call, binding: Binding | None
 ) -> CreationEvent:
     """``event`` with its facts read through forwarded ``**kwargs`` and resolved in this scope."""
     facts = _refresh_facts(event, _effective_call(call, binding))
@@ -233,38 +249,47 @@ def finish(
     return scan
 
 
-def is_subgroup(names: QualifiedNames, target: cst.BaseExpression | None) -> bool:
+def is_subgroup(names: AstNames, target: ast.expr | None) -> bool:
     """``dist.new_group(...)`` and friends: destroying one leaves the PG alone."""
-    return isinstance(target, cst.Call) and torch_dist_member(names, target) in SUBGROUP_FUNCTIONS
+    return isinstance(target, ast.Call) and torch_dist_member(names, target) in SUBGROUP_FUNCTIONS
 
 
 def _bind(walker: WalkedFunction, helper_call: HelperCall, binding: Binding | None) -> Binding:
-    params = helper_call.helper.params
-    positional = list(params.posonly_params) + list(params.params)
-    if positional and helper_call.is_method and positional[0].name.value in ("self", "cls"):
+    params = helper_call.helper.args
+    positional = [*params.posonlyargs, *params.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(params.defaults))
+    defaults += params.defaults
+    bound: dict[str, ast.expr | None] = {}
+    for param, default in zip(positional, defaults):
+        bound[param.arg] = default
+    if positional and helper_call.is_method and positional[0].arg in ("self", "cls"):
+        del bound[positional[0].arg]
         positional = positional[1:]
-    bound: dict[str, cst.BaseExpression | None] = {}
-    for param in positional + list(params.kwonly_params):
-        default = param.default
-        bound[param.name.value] = None if default is None else default
-    args = helper_call.call.args
-    extra: list[cst.Arg] = []
+    for param, kw_default in zip(params.kwonlyargs, params.kw_defaults):
+        bound[param.arg] = kw_default
+    call = helper_call.call
     position = 0
-    for arg in args:
-        if arg.star:
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
             continue
-        value = resolve(walker, arg.value, binding)
-        if arg.keyword is None:
-            if position < len(positional):
-                bound[positional[position].name.value] = value
-            position += 1
-        elif arg.keyword.value in bound:
-            bound[arg.keyword.value] = value
+        value = resolve(walker, arg, binding)
+        if position < len(positional):
+            bound[positional[position].arg] = value
+        position += 1
+    extra: list[ast.keyword] = []
+    for keyword in call.keywords:
+        if keyword.arg is None:  # ``**kwargs``
+            continue
+        value = resolve(walker, keyword.value, binding)
+        if keyword.arg in bound:
+            bound[keyword.arg] = value
+        elif value is None:
+            extra.append(keyword)
         else:
-            extra.append(arg.with_changes(value=value) if value is not None else arg)
-    star_kwargs = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+            extra.append(ast.copy_location(ast.keyword(arg=keyword.arg, value=value), keyword))
+    star_kwargs = params.kwarg.arg if params.kwarg is not None else None
     for name, value in list(bound.items()):
-        if isinstance(value, cst.Name) and value.value == "None":
+        if value is not None and _is_none(value):
             bound[name] = None
     return Binding(bound, star_kwargs, tuple(extra))
 
@@ -323,12 +348,12 @@ def _lift(walker: WalkedFunction, scan: Scan, inner: Scan, helper_call: HelperCa
 
 def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: set[int]) -> None:
     """Store statements used only for PG creations; ``self.file_name`` uses beyond them."""
-    stores: dict[str, tuple[cst.BaseStatement, cst.Call]] = {
+    stores: dict[str, tuple[Unit, ast.Call]] = {
         name: (statement, call)
         for name, statement, call in walker.store_candidates
         if len(walker.assignments.get(name, [])) == 1
     }
-    refs = {name: [ids for node, ids in walker.name_refs if node.value == name] for name in stores}
+    refs = {name: [ids for ref, ids in walker.name_refs if ref == name] for name in stores}
     # A store is PG-only when every use is in a PG creation or in another PG-only store
     # (``PrefixStore("x", store)``): shrink the candidates until that holds for all.
     pg_only = {name for name in stores if refs[name]}
@@ -361,7 +386,7 @@ def _stores_and_file_name(walker: WalkedFunction, scan: Scan, creation_ids: set[
         scan.file_name_uses.append(Event(site, what))
 
 
-def _refresh_facts(event: CreationEvent, call: cst.Call) -> CallFacts:
+def _refresh_facts(event: CreationEvent, call: ast.Call) -> CallFacts:
     """Re-read a creation's arguments from ``call`` (which may carry forwarded keywords)."""
     if event.kind == "INIT_PROCESS_GROUP":
         return init_process_group_facts(call)

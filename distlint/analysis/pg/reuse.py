@@ -19,9 +19,8 @@ timeout as facts of one PG; a continuous class already in the file).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
-
-import libcst as cst
 
 from distlint.analysis.model import (
     ClassAnalysis,
@@ -30,16 +29,19 @@ from distlint.analysis.model import (
     Reason,
     TestAnalysis,
 )
-from distlint.analysis.pg.class_eligibility import (
-    bare_names,
-    hook_problem,
-    is_spawn,
-    is_super_call,
-)
+from distlint.analysis.pg.class_eligibility import bare_names
 from distlint.analysis.pg.events import Event
-from distlint.analysis.pg.execution import class_function
-from distlint.analysis.walk import visit_read_only
-from distlint.cst_utils import code_of, is_string_statement
+from distlint.analysis.pg.execution import Function, class_function
+from distlint.analysis.pg.hooks import hook_problem, is_spawn, is_super_call
+from distlint.syntax.ast_lines import (
+    SimpleLine,
+    Unit,
+    else_units,
+    is_one_line,
+    is_string_line,
+    units,
+)
+from distlint.syntax.ast_nodes import Source, walk
 
 #: The per-test base whose class becomes a ReusedWorkersTest (the others build the PG themselves).
 REUSABLE_BASE = "MultiProcessTestCase"
@@ -102,25 +104,24 @@ def own_process_need(
     return ""
 
 
-def _thread_start(test: cst.FunctionDef) -> str:
+def _thread_start(test: Function) -> str:
     """A thread the test starts: left running (say on a collective that never completes), its
     process's exit ends it, and on a reused rank nothing does."""
-    found: list[str] = []
+    for node in walk(test):  # the first in source order
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = (
+            func.attr
+            if isinstance(func, ast.Attribute)
+            else (func.id if isinstance(func, ast.Name) else "")
+        )
+        if name in _THREAD_STARTERS:
+            return f"{name}(...)"
+    return ""
 
-    class _Threads(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            name = (
-                func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-            )
-            if name in _THREAD_STARTERS and not found:
-                found.append(f"{name}(...)")
 
-    visit_read_only(test, _Threads())
-    return found[0] if found else ""
-
-
-def _thread_need(test: cst.FunctionDef) -> str:
+def _thread_need(test: Function) -> str:
     thread = _thread_start(test)
     return f"starts a thread ({thread})" if thread else ""
 
@@ -129,8 +130,9 @@ def _thread_need(test: cst.FunctionDef) -> str:
 _THREAD_STARTERS = frozenset({"Thread", "ThreadPoolExecutor", "start_new_thread"})
 
 
-def mark_reused_workers(analysis: ModuleAnalysis) -> None:
-    """Set ``ClassAnalysis.reused_workers`` (and ``reused_workers_blocker``) on every per-test class."""
+def mark_reused_workers(analysis: ModuleAnalysis, source: Source) -> None:
+    """Set ``ClassAnalysis.reused_workers`` (and ``reused_workers_blocker``) on every per-test
+    class (``source``: the module's text)."""
     per_test = {c.name: c for c in analysis.classes if c.model is ExecutionModel.PER_TEST_SPAWN}
     parents = {
         name: [base for base in cls.bases if base in per_test and base != name]
@@ -148,13 +150,13 @@ def mark_reused_workers(analysis: ModuleAnalysis) -> None:
         families.setdefault(root_of(name), []).append(cls)
     others = {c.name: c for c in analysis.classes if c.name not in per_test}
     for root, members in families.items():
-        blocker = _family_blocker(per_test[root], members) or _unseen_tests(members, others)
+        blocker = _family_blocker(per_test[root], members, source) or _unseen_tests(members, others)
         for cls in members:
             cls.reused_workers = blocker == ""
             cls.reused_workers_blocker = blocker
 
 
-def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis]) -> str:
+def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis], source: Source) -> str:
     if root.per_test_base != REUSABLE_BASE:
         return f"its per-test base is {root.per_test_base}, not {REUSABLE_BASE}"
     for cls in members:
@@ -164,7 +166,7 @@ def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis]) -> str:
         for entry in cls.ineligible:
             if entry.root in (Reason.EXTERNAL_BASE, Reason.BASE_CLASS):
                 continue  # read just above / the same-file base is a member of the family
-            if entry.root in _SETUP_REASONS and _setup_runs_on_ranks(cls):
+            if entry.root in _SETUP_REASONS and _setup_runs_on_ranks(cls, source):
                 continue
             if entry.root not in _ALLOWED:
                 return f"{cls.name}: {entry.describe()}"
@@ -185,62 +187,63 @@ def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis]) -> str:
 _SETUP_REASONS = frozenset({Reason.CLASS_SETUP, Reason.CLASS_ENVIRONMENT})
 
 
-def _setup_runs_on_ranks(cls: ClassAnalysis) -> bool:
+def _setup_runs_on_ranks(cls: ClassAnalysis, source: Source) -> bool:
     setup = class_function(cls.node, "setUp")
     teardown = class_function(cls.node, "tearDown")
     return (
         setup is not None
-        and environment_only_setup(setup)
-        and (teardown is None or hook_problem(teardown) is None)
+        and environment_only_setup(setup, source)
+        and (teardown is None or hook_problem(teardown, source) is None)
     )
 
 
-def environment_only_setup(function: cst.FunctionDef) -> bool:
+def environment_only_setup(function: Function, source: Source) -> bool:
     """A ``setUp`` that, besides ``super().setUp()`` and spawning (last), only writes
     ``os.environ`` (plainly or under an ``if``), reading nothing of ``self``: run on a rank before
-    the test, it gives that rank the environment a per-test rank inherited from the parent."""
-    if function.name.value != "setUp":
+    the test, it gives that rank the environment a per-test rank inherited from the parent.
+    ``source``: the module's text."""
+    if function.name != "setUp":
         return False
-    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    body = list(units(function)) if not is_one_line(function) else []
     spawns = [i for i, statement in enumerate(body) if is_spawn(statement)]
     if spawns != [len(body) - 1]:
         return False  # what runs after the spawn ran in the parent while the ranks ran
     return all(
-        is_string_statement(statement) or is_super_call(statement, "setUp")
+        is_string_line(statement) or is_super_call(statement, "setUp")
         for statement in body[:-1]
-        if not _writes_environment_only(statement)
+        if not _writes_environment_only(statement, source)
     )
 
 
-def _writes_environment_only(statement: cst.BaseStatement) -> bool:
+def _writes_environment_only(statement: Unit, source: Source) -> bool:
     if "self" in bare_names(statement):
         return False
-    if isinstance(statement, cst.If):
-        blocks: list[cst.BaseSuite] = [statement.body]
-        orelse = statement.orelse
-        while isinstance(orelse, cst.If):
-            blocks.append(orelse.body)
-            orelse = orelse.orelse
-        if isinstance(orelse, cst.Else):
-            blocks.append(orelse.body)
+    if isinstance(statement, ast.If):
+        blocks: list[tuple[ast.If, str]] = [(statement, "body")]
+        last, orelse = statement, else_units(statement)
+        while isinstance(orelse, ast.If):  # an elif
+            blocks.append((orelse, "body"))
+            last, orelse = orelse, else_units(orelse)
+        if orelse is not None:  # the else: block of the chain's last if
+            blocks.append((last, "orelse"))
         return all(
-            isinstance(block, cst.IndentedBlock)
-            and all(_writes_environment_only(branch) for branch in block.body)
-            for block in blocks
+            not is_one_line(node, field)
+            and all(_writes_environment_only(unit, source) for unit in units(node, field))
+            for node, field in blocks
         )
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if not isinstance(statement, SimpleLine):
         return False
     for small in statement.body:
-        if isinstance(small, cst.Pass):
+        if isinstance(small, ast.Pass):
             continue
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
-        if not targets or not all(_is_environ_item(target) for target in targets):
+        targets = list(small.targets) if isinstance(small, ast.Assign) else []
+        if not targets or not all(_is_environ_item(target, source) for target in targets):
             return False
     return True
 
 
-def _is_environ_item(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Subscript) and code_of(node.value) == "os.environ"
+def _is_environ_item(node: ast.expr, source: Source) -> bool:
+    return isinstance(node, ast.Subscript) and source.segment(node.value) == "os.environ"
 
 
 def _external_blocker(cls: ClassAnalysis) -> str:
@@ -257,17 +260,17 @@ def _external_blocker(cls: ClassAnalysis) -> str:
     return ""
 
 
-def _member_names(cls: cst.ClassDef) -> set[str]:
+def _member_names(cls: ast.ClassDef) -> set[str]:
     names: set[str] = set()
-    for statement in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            names.add(statement.name.value)
-        elif isinstance(statement, cst.SimpleStatementLine):
+    for statement in units(cls) if not is_one_line(cls) else ():
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, SimpleLine):
             for small in statement.body:
-                targets = [t.target for t in getattr(small, "targets", ())]
-                if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = list(small.targets) if isinstance(small, ast.Assign) else []
+                if isinstance(small, (ast.AnnAssign, ast.AugAssign)):
                     targets.append(small.target)
-                names.update(t.value for t in targets if isinstance(t, cst.Name))
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
     return names
 
 

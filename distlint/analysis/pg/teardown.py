@@ -4,32 +4,37 @@ A test (or a helper it calls last) may end by tearing its PG down
 (``destroy_process_group()``, ``self.destroy_pg()``, inside ``if dist.is_initialized():``
 or a ``try: ... finally:`` that exists only for it): on a shared PG that teardown goes,
 and a destroy anywhere else is "destroys the PG early".
+
+Bodies are read as units (:mod:`distlint.syntax.ast_lines`): a :class:`SimpleLine` is one line
+of simple statements; a block written on its header's line (``if x: y``) is no line of its
+own (:func:`~distlint.syntax.ast_lines.is_one_line`).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
-from typing import Callable
+from typing import Callable, Union
 
-import libcst as cst
-
-from distlint.analysis.names import dotted_name
-from distlint.analysis.walk import code_children, visit_read_only
-from distlint.cst_utils import is_string_statement
+from distlint.syntax.ast_lines import SimpleLine, Unit, is_one_line, is_string_line, units
+from distlint.syntax.ast_nodes import children, dotted_name
 
 #: Whether a call tears the PG down (the scan decides: it resolves names and subgroups).
-IsDestroyCall = Callable[[cst.Call], bool]
+IsDestroyCall = Callable[[ast.Call], bool]
+
+_Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
 def trailing_teardown(
-    body: Sequence[cst.BaseStatement], is_destroy_call: IsDestroyCall
-) -> tuple[list[cst.BaseStatement], set[int], set[int]]:
-    """The trailing statements of ``body`` that only tear the PG down, and two id sets.
+    body: Sequence[Unit], is_destroy_call: IsDestroyCall
+) -> tuple[list[Unit], set[int], set[int]]:
+    """The trailing units of ``body`` that only tear the PG down, and two id sets.
 
-    Returns the statements; the ids of the simple statements doing the teardown (also
-    inside a ``finally:`` or an ``if``); and the ids of the statements a helper call may sit
-    in for the helper's own trailing teardown to count as the caller's: those, plus the
-    last statement before the teardown (or the last of a ``try:`` whose finally tears down).
+    Returns the units; the ids of the lines doing the teardown (also inside a ``finally:``
+    or an ``if``; the ``if`` or ``try`` itself when that block is on its header's line); and
+    the ids of the units a helper call may sit in for the helper's own trailing teardown to
+    count as the caller's: those, plus the last unit before the teardown (or the last of a
+    ``try:`` whose finally tears down).
     """
     indices: list[int] = []
     for index in range(len(body) - 1, -1, -1):
@@ -39,46 +44,49 @@ def trailing_teardown(
     teardown = [body[i] for i in indices]
     teardown_ids: set[int] = set()
     tail_ids: set[int] = set()
-    for statement in teardown:
-        teardown_ids |= _simple_statement_ids(statement)
-        if isinstance(statement, cst.Try):
-            tail_ids |= {id(s) for s in _suite(statement.body)[-1:]}
-            teardown_ids -= _simple_statement_ids(statement.body)
-            teardown_ids |= _simple_statement_ids(statement.finalbody)  # type: ignore[arg-type]
-        if _one_line_teardown(statement):
+    for unit in teardown:
+        if isinstance(unit, ast.Try):
+            # The try's body is the test's work: only its last unit may call a helper whose
+            # teardown counts; the lines doing the teardown are the finally's.
+            tail_ids |= {id(u) for u in _block(unit, "body")[-1:]}
+            teardown_ids |= _block_line_ids(unit, "finalbody")
+        else:
+            teardown_ids |= _line_ids(unit)
+        if _one_line_teardown(unit):
             # ``if ...: destroy()`` or ``finally: destroy()`` on one line: no line of its own
             # holds the destroy, whose innermost statement is the ``if`` or ``try`` itself.
-            teardown_ids.add(id(statement))
+            teardown_ids.add(id(unit))
     first = indices[0] if indices else len(body)
     if first > 0:
         tail_ids.add(id(body[first - 1]))
     return teardown, teardown_ids, tail_ids | teardown_ids
 
 
-def only_tears_down(function: cst.FunctionDef, is_destroy_call: IsDestroyCall) -> bool:
-    """Whether every statement of ``function`` but its docstring is PG teardown."""
-    body = [s for s in _suite(function.body) if not is_string_statement(s)]
-    return bool(body) and all(_is_teardown(s, is_destroy_call, allow_try=True) for s in body)
+def only_tears_down(function: _Function, is_destroy_call: IsDestroyCall) -> bool:
+    """Whether every unit of ``function`` but its docstring (every string line) is PG teardown.
+
+    A body on the ``def`` line (``def destroy_pg(self): destroy()``) has no units to read:
+    not known to only tear down."""
+    body = [u for u in _block(function, "body") if not is_string_line(u)]
+    return bool(body) and all(_is_teardown(u, is_destroy_call, allow_try=True) for u in body)
 
 
-def _is_teardown(
-    statement: cst.BaseStatement, is_destroy_call: IsDestroyCall, allow_try: bool = False
-) -> bool:
-    if isinstance(statement, cst.SimpleStatementLine):
-        return _only_destroy_calls(statement.body, is_destroy_call)
-    if isinstance(statement, cst.Try) and allow_try:
+def _is_teardown(unit: Unit, is_destroy_call: IsDestroyCall, allow_try: bool = False) -> bool:
+    if isinstance(unit, SimpleLine):
+        return _only_destroy_calls(unit.body, is_destroy_call)
+    if isinstance(unit, ast.Try) and allow_try:
         # try: <test> finally: destroy_process_group() -- the finally only tears down (and
         # the body is a block: ``try: x()`` on one line has no statements to unwrap it into)
         return (
-            isinstance(statement.body, cst.IndentedBlock)
-            and not statement.handlers
-            and statement.orelse is None
-            and statement.finalbody is not None
-            and _suite_is_teardown(statement.finalbody.body, is_destroy_call)
+            not is_one_line(unit, "body")
+            and not unit.handlers
+            and not unit.orelse
+            and bool(unit.finalbody)
+            and _block_is_teardown(unit, "finalbody", is_destroy_call)
         )
-    if isinstance(statement, cst.If) and statement.orelse is None:
+    if isinstance(unit, ast.If) and not unit.orelse:
         # if dist.is_initialized(): dist.destroy_process_group()
-        return _only_asks(statement.test) and _suite_is_teardown(statement.body, is_destroy_call)
+        return _only_asks(unit.test) and _block_is_teardown(unit, "body", is_destroy_call)
     return False
 
 
@@ -86,64 +94,71 @@ def _is_teardown(
 _QUESTIONS = frozenset({"is_initialized", "is_available", "get_rank", "get_world_size"})
 
 
-def _only_asks(condition: cst.BaseExpression) -> bool:
+def _only_asks(condition: ast.expr) -> bool:
     """Whether dropping ``condition`` with its teardown loses nothing: no call but a question
     about the PG (``if self._verify(t): destroy()`` asserts in its condition), no ``:=``."""
-    stack: list[cst.CSTNode] = [condition]
+    stack: list[ast.AST] = [condition]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.NamedExpr):
+        if isinstance(node, ast.NamedExpr):
             return False
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             written = dotted_name(node.func) or ""
             if written.rsplit(".", 1)[-1] not in _QUESTIONS:
                 return False
-        stack.extend(code_children(node))
+        stack.extend(children(node))
     return True
 
 
-def _one_line_teardown(statement: cst.BaseStatement) -> bool:
-    """A teardown ``if`` whose body, or ``try`` whose ``finally``, is on its own line: the
+def _one_line_teardown(unit: Unit) -> bool:
+    """A teardown ``if`` whose body, or ``try`` whose ``finally``, is on its header's line: the
     only calls whose innermost statement is that ``if`` or ``try`` are the teardown's (a
     teardown ``try``'s body is a block: :func:`_is_teardown`)."""
-    if isinstance(statement, cst.If):
-        return isinstance(statement.body, cst.SimpleStatementSuite)
-    return (
-        isinstance(statement, cst.Try)
-        and statement.finalbody is not None
-        and isinstance(statement.finalbody.body, cst.SimpleStatementSuite)
-    )
+    if isinstance(unit, ast.If):
+        return is_one_line(unit, "body")
+    return isinstance(unit, ast.Try) and bool(unit.finalbody) and is_one_line(unit, "finalbody")
 
 
-def _suite_is_teardown(suite: cst.BaseSuite, is_destroy_call: IsDestroyCall) -> bool:
-    if isinstance(suite, cst.SimpleStatementSuite):
-        # ``if x: y`` on one line: its statements are the suite's own, not an indented block's
+def _block_is_teardown(node: ast.AST, field: str, is_destroy_call: IsDestroyCall) -> bool:
+    if is_one_line(node, field):
+        # ``if x: y`` on one line: its statements are the line's own, not an indented block's
         # (an empty block read as "all teardown" would drop ``y``, an assertion as often as not).
-        return _only_destroy_calls(suite.body, is_destroy_call)
-    return all(_is_teardown(s, is_destroy_call) for s in _suite(suite))
+        return _only_destroy_calls(getattr(node, field), is_destroy_call)
+    return all(_is_teardown(u, is_destroy_call) for u in _block(node, field))
 
 
-def _only_destroy_calls(
-    statements: Sequence[cst.BaseSmallStatement], is_destroy_call: IsDestroyCall
-) -> bool:
+def _only_destroy_calls(statements: Sequence[ast.stmt], is_destroy_call: IsDestroyCall) -> bool:
     return all(
-        isinstance(small, cst.Expr)
-        and isinstance(small.value, cst.Call)
+        isinstance(small, ast.Expr)
+        and isinstance(small.value, ast.Call)
         and is_destroy_call(small.value)
         for small in statements
     )
 
 
-def _simple_statement_ids(node: cst.CSTNode) -> set[int]:
+def _line_ids(unit: Unit) -> set[int]:
+    """The ids of ``unit`` if a line, else of every line inside it (blocks on their header's
+    line hold no line: their statements' innermost statement is the compound one)."""
+    if isinstance(unit, SimpleLine):
+        return {id(unit)}
     found: set[int] = set()
-
-    class _Lines(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
-            found.add(id(line))
-
-    visit_read_only(node, _Lines())
+    for field in ("body", "orelse", "finalbody"):
+        found |= _block_line_ids(unit, field)
+    for inner in (*getattr(unit, "handlers", ()), *getattr(unit, "cases", ())):
+        found |= _block_line_ids(inner, "body")
     return found
 
 
-def _suite(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    return suite.body if isinstance(suite, cst.IndentedBlock) else ()
+def _block_line_ids(node: ast.AST, field: str) -> set[int]:
+    found: set[int] = set()
+    for unit in units(node, field):
+        if not isinstance(unit, SimpleLine):
+            found |= _line_ids(unit)
+        elif not is_one_line(node, field):
+            found.add(id(unit))
+    return found
+
+
+def _block(node: ast.AST, field: str) -> list[Unit]:
+    """The units of an indented block; none for a block on its header's line."""
+    return [] if is_one_line(node, field) else units(node, field)

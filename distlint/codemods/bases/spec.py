@@ -10,6 +10,8 @@ import libcst as cst
 
 from distlint.analysis.model import ClassAnalysis
 from distlint.codemods.rewrite import classmethod_returning
+from distlint.cst_utils import expression_of
+from distlint.syntax.ast_nodes import Source
 
 #: Members every continuous base (distlint's and torch's MultiProcContinuousTest) defines with a meaning of its own.
 CONTINUOUS_RESERVED = frozenset(
@@ -47,11 +49,15 @@ class PerTestBase:
 
 
 def class_statements(
-    base: PerTestBase, runtime: str, analysis: ClassAnalysis, default_world_size: bool
+    base: PerTestBase,
+    runtime: str,
+    analysis: ClassAnalysis,
+    default_world_size: bool,
+    source: Source,
 ) -> list[cst.BaseStatement]:
     """``world_size`` / ``timeout`` / ``backend_str()`` of the class that derives from the continuous
     base: the PG its tests created, built once. ``default_world_size``: the class (and its bases)
-    set no world size, so it had its base's."""
+    set no world size, so it had its base's; ``source``: the text the analysis read."""
     out: list[cst.BaseStatement] = []
     constant = base.default_world_size.get(runtime)
     if default_world_size and constant is not None:
@@ -61,7 +67,8 @@ def class_statements(
             cst.SimpleStatementLine(
                 body=[
                     cst.Assign(
-                        targets=[cst.AssignTarget(cst.Name("timeout"))], value=analysis.timeout
+                        targets=[cst.AssignTarget(cst.Name("timeout"))],
+                        value=expression_of(source.segment(analysis.timeout)),
                     )
                 ]
             )
