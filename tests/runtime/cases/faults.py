@@ -135,7 +135,7 @@ class DestroysPG(GlooCase):
 class StubbornTeardown(GlooCase):
     """tearDownClass hangs on the ranks and ignores SIGTERM: only SIGKILL ends them."""
 
-    timeout = timedelta(seconds=60)  # the outer test sets DISTLINT_TEST_TIMEOUT=2
+    timeout = timedelta(seconds=60)  # the outer test sets DISTLINT_TEST_TIMEOUT=5
 
     @classmethod
     def tearDownClass(cls):
