@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from distlint.findings import FileResult, Finding, is_suppressed
-from distlint.rules.fact_rule import FactReport, FactRule
+from distlint.rules.fact_rule import FactReport, FactRule, Span
 from distlint.source import FileContext, source_lines
 
 if TYPE_CHECKING:
@@ -43,27 +43,29 @@ def locate_fact_reports(
 ) -> list[Finding | None]:
     """Findings for ``reports`` in order; ``None`` for one a comment on its line suppresses."""
     lines = source_lines(text) if reports else []
-    located: list[Finding | None] = []
-    for report in reports:
-        line, column, end_line, end_column = report.span
-        written = lines[line - 1] if 0 < line <= len(lines) else ""
-        if is_suppressed(written, report.rule.code):
-            located.append(None)
-            continue
-        located.append(
-            Finding(
-                path,
-                line,
-                column + 1,
-                report.rule.code,
-                report.rule.name,
-                report.message,
-                False,
-                end_line,
-                end_column + 1,
-            )
-        )
-    return located
+    return [
+        finding_at(path, lines, report.span, report.rule, report.message, fixable=False)
+        for report in reports
+    ]
+
+
+def finding_at(
+    path: str,
+    lines: Sequence[str],
+    span: Span,
+    rule: type[Rule],
+    message: str,
+    fixable: bool,
+) -> Finding | None:
+    """The finding of a report at ``span`` (``lines``: the file's); None where a comment on its
+    first line suppresses the rule."""
+    line, column, end_line, end_column = span
+    written = lines[line - 1] if 0 < line <= len(lines) else ""
+    if is_suppressed(written, rule.code):
+        return None
+    return Finding(
+        path, line, column + 1, rule.code, rule.name, message, fixable, end_line, end_column + 1
+    )
 
 
 def lint_facts(screened: Screened, config: Config, rules: Sequence[type[Rule]]) -> FileResult:

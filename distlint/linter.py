@@ -22,8 +22,14 @@ from libcst.metadata import MetadataWrapper
 
 from distlint.config import Config
 from distlint.cst_utils import NodeIndex, ReplaceNodes
-from distlint.fact_linter import facts_only, lint_facts, locate_fact_reports, run_fact_rules
-from distlint.findings import FileResult, Finding, is_suppressed
+from distlint.fact_linter import (
+    facts_only,
+    finding_at,
+    lint_facts,
+    locate_fact_reports,
+    run_fact_rules,
+)
+from distlint.findings import FileResult, Finding
 from distlint.imports import ImportChanges
 from distlint.metadata import node_spans
 from distlint.rules import all_rules, rules_for
@@ -101,27 +107,11 @@ def _locate(
     lines = source_lines(text)
     located: list[Finding | None] = []
     for report in reports:
-        start_line, start_col, end_line, end_col = spans[report.node]
-        line, col = start_line, start_col + 1
+        span = spans[report.node]
         if isinstance(report.node, cst.Module):  # whole-module reports point at line 1
-            line, col = 1, 1
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        if is_suppressed(text, report.rule.code):
-            located.append(None)
-            continue
-        located.append(
-            Finding(
-                path,
-                line,
-                col,
-                report.rule.code,
-                report.rule.name,
-                report.message,
-                report.fix is not None,
-                end_line,
-                end_col + 1,
-            )
-        )
+            span = (1, 0, span[2], span[3])
+        fixable = report.fix is not None
+        located.append(finding_at(path, lines, span, report.rule, report.message, fixable))
     return located
 
 

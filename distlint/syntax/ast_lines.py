@@ -23,6 +23,7 @@ from typing import Union
 from distlint.source import source_lines
 
 __all__ = [
+    "COMPOUND",
     "SimpleLine",
     "Unit",
     "prepare",
@@ -39,7 +40,8 @@ _BODY_FIELDS = ("body", "orelse", "finalbody")
 _UNITS = "_distlint_units"
 _ONE_LINE = "_distlint_one_line"
 _ELIF = "_distlint_elif"
-_COMPOUND = (
+#: Compound statements (a unit of their own; the rest are simple statements, grouped by line).
+COMPOUND: tuple[type, ...] = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
     ast.ClassDef,
@@ -114,7 +116,7 @@ def _group(body: list[ast.stmt], lines: Sequence[str]) -> list[Unit]:
     out: list[Unit] = []
     current: list[ast.stmt] = []
     for statement in body:
-        if isinstance(statement, _COMPOUND):
+        if isinstance(statement, COMPOUND):
             if current:
                 out.append(SimpleLine(current))
                 current = []

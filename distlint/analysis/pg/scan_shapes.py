@@ -9,26 +9,12 @@ from collections.abc import Sequence
 from typing import Union
 
 from distlint.skipcodes import PYTORCH_SKIPS
-from distlint.syntax.ast_lines import SimpleLine, is_one_line, small_statements, units
+from distlint.syntax.ast_lines import COMPOUND, SimpleLine, is_one_line, small_statements, units
 from distlint.syntax.ast_nodes import arguments_as_written, children, dotted_name, walk
 
 #: What the walk visits: a node, or a line of simple statements (libcst's statement line).
 Visited = Union[ast.AST, SimpleLine]
 
-#: Compound statements.
-COMPOUND: tuple[type, ...] = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.If,
-    ast.For,
-    ast.AsyncFor,
-    ast.While,
-    ast.With,
-    ast.AsyncWith,
-    ast.Try,
-    *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
-)
 #: What libcst called statements: lines (:class:`SimpleLine`) and compound statements.
 STATEMENT_TYPES = (SimpleLine, *COMPOUND)
 #: Nodes with blocks of statements (whose children the walk reads as units).
