@@ -98,9 +98,8 @@ def module_analysis(context: FileContext) -> ModuleAnalysis:
 
 def _analyze_file(context: FileContext) -> ModuleAnalysis:
     """The file's analysis, from the pre-screen's ``ast`` tree of the whole file and the text it
-    was parsed from (the libcst module the rules see may be a reduced text:
-    :mod:`distlint.screens.plain_classes`); without them (a context built by hand), from the
-    module's own code, parsed here."""
+    was parsed from; without them (a context built by hand), from the module's own code, parsed
+    here."""
     text, tree = context.text, context.tree
     if text is None or tree is None:
         text = text if text is not None else context.module.code
