@@ -12,7 +12,7 @@ of the file (:mod:`distlint.analysis.pg.follow`).
 
 Cost: each function is walked once per class of ``self`` (:meth:`ScanContext.walker`);
 a call of it only re-binds arguments (:func:`~distlint.analysis.pg.follow.finish`). The
-walk (:func:`_traverse`) goes over the stdlib ``ast`` tree in source order
+walk (:func:`~distlint.analysis.pg.scan_shapes.traverse`) goes over the stdlib ``ast`` tree in source order
 (:func:`~distlint.syntax.ast_nodes.children`), each body read as its units
 (:mod:`distlint.syntax.ast_lines`): a line of simple statements is an ancestor of them, as
 libcst's ``SimpleStatementLine`` was.
@@ -54,7 +54,11 @@ from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_s
 from distlint.analysis.pg.raises import argument_check_context
 from distlint.analysis.pg.scan_shapes import (
     COMPREHENSION_TYPES,
+    EXIT_FUNCTIONS,
+    KILL_FUNCTIONS,
+    KILL_METHODS,
     LOOP_TYPES,
+    RAISES_CONTEXTS,
     STATEMENT_TYPES,
     Visited,
     argument_values,
@@ -64,30 +68,14 @@ from distlint.analysis.pg.scan_shapes import (
     is_skip_exit,
     names_one_of,
     receiver_name,
-    walk_children,
+    traverse,
     written_names,
 )
 from distlint.analysis.pg.teardown import only_tears_down, trailing_teardown
 from distlint.config import Config
-from distlint.syntax.ast_lines import SimpleLine, Unit
+from distlint.syntax.ast_lines import Unit
 from distlint.syntax.ast_names import AstNames
 from distlint.syntax.ast_nodes import Source, dotted_name, walk
-
-EXIT_FUNCTIONS = {
-    "sys.exit": "sys.exit",
-    "os._exit": "os._exit",
-    "builtins.exit": "exit",
-    "builtins.quit": "quit",
-}
-KILL_FUNCTIONS = {
-    "os.kill": "os.kill",
-    "os.killpg": "os.killpg",
-    "os.abort": "os.abort",
-    "signal.raise_signal": "signal.raise_signal",
-}
-KILL_METHODS = frozenset({"kill", "terminate"})
-RAISES_CONTEXTS = frozenset({"pytest.raises"})
-
 
 # -- the scanner --------------------------------------------------------------------------------
 
@@ -160,7 +148,7 @@ class Walker(WalkedFunction):
 
     def walk(self) -> None:
         for item in block_items(self.func, "body"):
-            _traverse(item, self)
+            traverse(item, self, _HANDLERS)
         self.scan.teardown, self.teardown_ids, self.tail_ids = trailing_teardown(
             self.body, self._is_destroy_call
         )
@@ -592,38 +580,4 @@ for _pattern in ("MatchAs", "MatchStar", "MatchMapping", "MatchClass"):
     if hasattr(ast, _pattern):  # Python 3.10+
         _HANDLERS[getattr(ast, _pattern)] = Walker._bound_names
 
-#: What :attr:`Walker.around` holds: the calls and lines a node sits in.
-_CALL_OR_LINE = frozenset({ast.Call, SimpleLine})
 _RANK = frozenset({"rank"})
-
-
-def _traverse(node: Visited, walker: Walker) -> None:
-    """What ``node.visit(walker)`` did on the libcst tree, for a read-only visitor.
-
-    Children are :func:`_children`, in source order; the handler (:data:`_HANDLERS`) runs
-    before the children, and the ancestor stack is kept as ``on_visit``/``on_leave`` would.
-    """
-    kind = type(node)
-    stack = walker.stack
-    stack.append(node)
-    around = kind in _CALL_OR_LINE
-    if around:
-        walker.around.append(id(node))
-        walker.around_ids = tuple(walker.around)
-    handler = _HANDLERS.get(kind)
-    if handler is not None:
-        handler(walker, node)
-    for child in walk_children(node):
-        # Most nodes are leaves: a constant has nothing to record, and a name only its read
-        # (``visit_Name`` reads no ancestors), so neither costs a call of this function.
-        child_kind = type(child)
-        if child_kind is ast.Constant:
-            continue
-        if child_kind is ast.Name:
-            walker.visit_Name(child)  # type: ignore[arg-type]
-            continue
-        _traverse(child, walker)
-    if around:
-        walker.around.pop()
-        walker.around_ids = tuple(walker.around)
-    stack.pop()

@@ -1,12 +1,13 @@
 """The shapes the PG scan (:mod:`distlint.analysis.pg.scan`) reads off the stdlib ``ast`` tree
-as libcst showed them: a call's arguments in the order written, the names ``ast`` keeps as
-strings, a loop's body, a skip's exit."""
+as libcst showed them (a call's arguments in the order written, the names ``ast`` keeps as
+strings, a loop's body, a skip's exit, the calls that exit or kill), and its walk
+(:func:`traverse`): the scan's ``Walker`` is what it records on the way."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, Union
 
 from distlint.skipcodes import PYTORCH_SKIPS
 from distlint.syntax.ast_lines import COMPOUND, SimpleLine, is_one_line, small_statements, units
@@ -24,6 +25,21 @@ HAS_BLOCKS = frozenset(
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+EXIT_FUNCTIONS = {
+    "sys.exit": "sys.exit",
+    "os._exit": "os._exit",
+    "builtins.exit": "exit",
+    "builtins.quit": "quit",
+}
+KILL_FUNCTIONS = {
+    "os.kill": "os.kill",
+    "os.killpg": "os.killpg",
+    "os.abort": "os.abort",
+    "signal.raise_signal": "signal.raise_signal",
+}
+KILL_METHODS = frozenset({"kill", "terminate"})
+RAISES_CONTEXTS = frozenset({"pytest.raises"})
+
 SKIP_EXIT_CODES = frozenset(skip.exit_code for skip in PYTORCH_SKIPS.values())
 #: The names that make an exit code a skip's (``TEST_SKIPS["..."].exit_code``).
 SKIP_NAMES = frozenset({"TEST_SKIPS", "exit_code"})
@@ -158,3 +174,54 @@ def block_items(node: ast.AST, field: str) -> Sequence[Visited]:
     if block and is_one_line(node, field):
         return [statement for unit in block for statement in small_statements(unit)]
     return block
+
+
+class Visitor(Protocol):
+    """What :func:`traverse` keeps on the walker (the PG scan's ``Walker``)."""
+
+    #: The ancestors of the node being visited, the node itself last.
+    stack: list[Visited]
+    #: The ids of the calls and lines among :attr:`stack`, and that as a tuple.
+    around: list[int]
+    around_ids: tuple[int, ...]
+
+    def visit_Name(self, node: ast.Name) -> None: ...
+
+
+#: What :attr:`Walker.around` holds: the calls and lines a node sits in.
+_CALL_OR_LINE = frozenset({ast.Call, SimpleLine})
+
+
+def traverse(
+    node: Visited, walker: Visitor, handlers: Mapping[type, Callable[[Any, Any], None]]
+) -> None:
+    """What ``node.visit(walker)`` did on the libcst tree, for a read-only visitor.
+
+    Children are :func:`walk_children`, in source order; the node type's handler (of
+    ``handlers``, called with the walker and the node) runs before the children, and the
+    ancestor stack is kept as ``on_visit``/``on_leave`` would.
+    """
+    kind = type(node)
+    stack = walker.stack
+    stack.append(node)
+    around = kind in _CALL_OR_LINE
+    if around:
+        walker.around.append(id(node))
+        walker.around_ids = tuple(walker.around)
+    handler = handlers.get(kind)
+    if handler is not None:
+        handler(walker, node)
+    for child in walk_children(node):
+        # Most nodes are leaves: a constant has nothing to record, and a name only its read
+        # (``visit_Name`` reads no ancestors), so neither costs a call of this function.
+        child_kind = type(child)
+        if child_kind is ast.Constant:
+            continue
+        if child_kind is ast.Name:
+            walker.visit_Name(child)  # type: ignore[arg-type]
+            continue
+        traverse(child, walker, handlers)
+    if around:
+        walker.around.pop()
+        walker.around_ids = tuple(walker.around)
+    stack.pop()
