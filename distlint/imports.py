@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 from distlint.import_usage import ImportedName, ImportUsage, imported_names
 from distlint.import_usage import Scheduled as _Scheduled
-from distlint.libcst_shortcuts import matchers_gathered_once
+from distlint.libcst_shortcuts import matchers_gathered_once, statement_level_adder
 from distlint.module_code import ModuleCode
 
 
@@ -177,7 +177,6 @@ def _add_at_top(module: cst.Module, context: CodemodContext) -> cst.Module:
     """``AddImportsVisitor`` on the statements it reads and writes: the top import block and
     the statement after it, whose leading lines it may change (a stand-in carries them)."""
     import libcst as cst
-    from libcst.codemod.visitors import AddImportsVisitor
 
     end = top_import_block_end(module)
     body = list(module.body)
@@ -185,7 +184,8 @@ def _add_at_top(module: cst.Module, context: CodemodContext) -> cst.Module:
     head = body[:end]
     if after is not None:
         head.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=after.leading_lines))
-    added = list(module.with_changes(body=head).visit(AddImportsVisitor(context)).body)
+    adder = statement_level_adder()(context)
+    added = list(module.with_changes(body=head).visit(adder).body)
     if after is not None:
         stand_in = added.pop()
         added.append(after.with_changes(leading_lines=stand_in.leading_lines))

@@ -1,4 +1,5 @@
-"""libcst's import visitors built without the search for matcher decorators they lack.
+"""libcst's import visitors built without the search for matcher decorators they lack, and
+``AddImportsVisitor`` walking only the statements it reads.
 
 Every instance of a ``MatcherDecoratableTransformer`` / ``MatcherDecoratableVisitor``
 (``AddImportsVisitor``, ``RemoveImportsVisitor`` and the visitors they build) walks ``dir()`` of
@@ -16,8 +17,14 @@ the results equal libcst's own and that the hooks are back afterwards.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.codemod.visitors import AddImportsVisitor
 
 #: The three functions of ``libcst.matchers._visitors`` that search a visitor for decorated
 #: methods; each returns a dict that is empty for a class without decorators.
@@ -77,3 +84,41 @@ def _has_decorator_marks(cls: type) -> bool:
             if any(hasattr(function, mark) for mark in marks):
                 return True
     return False
+
+
+@functools.cache
+def statement_level_adder() -> type[AddImportsVisitor]:
+    """``AddImportsVisitor`` that walks the module's statements, not what is inside them.
+
+    All it reads or changes are the module's body (its ``visit_Module`` and ``leave_Module``) and
+    the ``from`` imports of the top import block (``leave_ImportFrom``, handed the whole node);
+    libcst also walks every name and dot of every import line below them, twice (once for the
+    search of the top imports, ``_GatherTopImportsBeforeStatements``, which reads the module's
+    body in its ``leave_Module`` alone): ~20 ms for a test file's import block, most of an
+    import edit. A subtree not walked is returned as it is, so the result is libcst's own
+    (tests/test_imports.py compares them).
+    """
+    import libcst as cst
+    from libcst.codemod.visitors import AddImportsVisitor, _add_imports
+
+    walked = (cst.Module, cst.SimpleStatementLine)
+
+    class TopImportsOfTheBody(_add_imports._GatherTopImportsBeforeStatements):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            super().on_visit(node)
+            return False  # leave_Module reads the body itself
+
+    class StatementLevelAdder(AddImportsVisitor):
+        def visit_Module(self, node: cst.Module) -> None:
+            gatherer = _add_imports._GatherTopImportsBeforeStatements
+            _add_imports._GatherTopImportsBeforeStatements = TopImportsOfTheBody  # type: ignore[misc]
+            try:
+                super().visit_Module(node)
+            finally:
+                _add_imports._GatherTopImportsBeforeStatements = gatherer  # type: ignore[misc]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            super().on_visit(node)
+            return isinstance(node, walked)
+
+    return StatementLevelAdder

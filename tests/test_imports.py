@@ -262,6 +262,10 @@ ADDITIONS = {
     "only imports": "import os\n",
     "an existing from line grows": "from m import b\n\nb()\n",
     "empty module": "",
+    "a future import first": "from __future__ import annotations\nimport os\n\nx = 1\n",
+    "a parenthesised from line": "from m import (\n    b,  # kept\n    c as e,\n)\nimport n.sub as s\n",
+    "an alias already there": "from n import c as d\nfrom . import m\n",
+    "strict flag and comments": '__strict__ = True\n# top\nimport os  # why\n\n\ndef f():\n    import m\n',
 }
 
 

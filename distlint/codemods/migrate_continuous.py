@@ -40,7 +40,7 @@ from distlint.config import Config
 from distlint.import_usage import ImportUsage
 from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
 from distlint.source import PreScreen, decode_source, parse, verify_python
-from distlint.syntax.ast_names import Unsupported
+from distlint.syntax.ast_names import AstNames, Unsupported, build_ast_names
 
 
 @dataclass
@@ -87,11 +87,13 @@ def _analyze(
     config: Config,
     path: str,
     looked_at: dict[str, list[int] | None],
+    names: AstNames,
 ) -> ModuleAnalysis:
-    """The shared DL2xx analysis of ``tree`` (parsed from ``text``); bases from other modules
-    are looked up next to ``path`` (each file looked at is recorded in ``looked_at``)."""
+    """The shared DL2xx analysis of ``tree`` (parsed from ``text``, its names ``names``); bases
+    from other modules are looked up next to ``path`` (each file looked at is recorded in
+    ``looked_at``)."""
     external = ExternalBases(path, looked_at=looked_at)
-    return analyze_module(tree, text, config, external)
+    return analyze_module(tree, text, config, external, names)
 
 
 def _holds(source: bytes, options: MigrateOptions) -> dict[str, tuple[str, str]]:
@@ -143,9 +145,11 @@ def _migrate(
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
         return result
+    names: AstNames | None = None
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        analysis = _analyze(tree, parsed_text, config, path, result.depends_on)
+        names = build_ast_names(tree)  # the analysis' and the plan's (bases): built once
+        analysis = _analyze(tree, parsed_text, config, path, result.depends_on, names)
         plan = Planner(
             wrapper,
             analysis,
@@ -155,6 +159,7 @@ def _migrate(
             _holds(source, options),
             parsed,
             options.runtime if options.reused_workers else None,
+            names,
         ).plan()
         plan.report.path = path
         result.report = plan.report
@@ -177,6 +182,9 @@ def _migrate(
     except RewriteError as exc:  # pragma: no cover - the planner refuses what it cannot rewrite
         result.error = f"{path}: error: cannot migrate: {exc}"
         return result
+    finally:
+        if names is not None:
+            names.release()  # no cyclic collector pass over the tree's names afterwards
     try:
         verify_python(new_bytes, path)
     except ValueError as exc:

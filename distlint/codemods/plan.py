@@ -28,6 +28,7 @@ base is in :mod:`distlint.codemods.bases`.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 
 import libcst as cst
@@ -40,7 +41,7 @@ from distlint.analysis.model import (
     Reason,
     TestAnalysis,
 )
-from distlint.analysis.names import QualifiedNames, dotted_name, qualified_name_map, qualified_names
+from distlint.analysis.names import dotted_name
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.existing_continuous import (
     DEFAULT_SUFFIX,
@@ -85,12 +86,14 @@ class Planner:
         hold: Mapping[str, tuple[str, str]] | None = None,
         source: bytes | None = None,
         runtime: str | None = "distlint",
+        names: AstNames | None = None,
     ) -> None:
         """``source``: the bytes the module was parsed from (line numbers for messages);
         ``runtime``: what the migrated classes run on (reused workers only on distlint's), None
         when the kept tests stay per test (``--no-reused-workers``); ``analysis``: the facts of
         the ``ast`` tree of the module's text, whose statements ``twins`` pairs with the
-        module's."""
+        module's; ``names``: that tree's names, as the analysis read them (built here when not
+        given)."""
         self.twins = twins
         self.runtime = runtime
         self.wrapper = wrapper
@@ -102,7 +105,8 @@ class Planner:
         self.analysis = analysis
         self.config = config
         self.suffix = suffix
-        self.names: QualifiedNames = qualified_name_map(wrapper)
+        #: What the bases of the classes name (the analysis' own resolution of the same text).
+        self.names: AstNames = names if names is not None else build_ast_names(twins.tree)
         self.classes: dict[str, FamilyClass] = {}
         self._members: set[int] | None = None
         self.order: list[FamilyClass] = []
@@ -219,9 +223,7 @@ class Planner:
                         cls.parent = family
                         family.children.append(cls)
                     continue
-                resolved = qualified_names(self.names, base.value) or {
-                    dotted_name(base.value) or ""
-                }
+                resolved = self._base_names(cls, base) or {dotted_name(base.value) or ""}
                 if not BASES.keys() & {q.rsplit(".", 1)[-1] for q in resolved}:
                     cls.kept_bases.append(
                         base
@@ -233,6 +235,14 @@ class Planner:
             ]
             if reasons:
                 cls.refuse(reasons[0].reason.code, reasons[0].describe())
+
+    def _base_names(self, cls: FamilyClass, base: cst.Arg) -> frozenset[str]:
+        """The qualified names of a base of ``cls`` (empty when it names nothing known), read
+        from its ``ast`` twin: libcst's ``ClassDef.bases`` are the positional bases, in order."""
+        twin = self.twins.ast_of(cls.node)
+        assert isinstance(twin, ast.ClassDef)
+        position = next(i for i, b in enumerate(cls.node.bases) if b is base)
+        return self.names.names_of(twin.bases[position])
 
     def _applicable(self, reasons: list[Ineligibility]) -> list[Ineligibility]:
         """The analysis' reasons that hold for this run: its existing-class reason is about the
@@ -262,7 +272,7 @@ class Planner:
                 if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name:
                     if asked is None:
                         tree = self.twins.tree
-                        asked = ClassTable.build(tree), build_ast_names(tree)
+                        asked = ClassTable.build(tree), self.names
                     table, names = asked
                     problem = existing_problem(
                         cls.analysis, name, table, names, models, continuous, self.suffix

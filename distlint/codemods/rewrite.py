@@ -71,11 +71,26 @@ def _pass_line() -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Pass()])
 
 
+#: What no edit is inside: an expression holds no statement or decorator (a decorator's
+#: expression is below the ``Decorator`` the edit names), nor does whitespace.
+_NO_EDIT_INSIDE = (
+    cst.BaseExpression,
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+)
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, edits: FunctionEdits) -> None:
         super().__init__()
         self.edits = edits
         self.applied: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Edits name statements and decorators: the expressions of a test, most of its nodes,
+        # are left unwalked (and so unchanged).
+        return not isinstance(node, _NO_EDIT_INSIDE)
 
     def on_leave(  # type: ignore[override]  # libcst's is generic in the node type
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode

@@ -69,15 +69,21 @@ _NO_STATEMENT = (CreationKind.DECORATOR, CreationKind.BASE_RUN, CreationKind.DEV
 
 
 def analyze_module(
-    tree: ast.Module, text: str, config: Config, external: ExternalBases
+    tree: ast.Module,
+    text: str,
+    config: Config,
+    external: ExternalBases,
+    names: AstNames | None = None,
 ) -> ModuleAnalysis:
     """Analyse every class of the module ``tree``, parsed from ``text`` (the facts' nodes are
     ``tree``'s); ``external`` reads the modules its bases from elsewhere come from
     (``ExternalBases(path of the file)``). Raises
     :class:`~distlint.syntax.ast_names.Unsupported` where the name resolution does
-    (:func:`~distlint.syntax.ast_names.build_ast_names`)."""
+    (:func:`~distlint.syntax.ast_names.build_ast_names`). ``names``: ``tree``'s names, built
+    by a caller that reads them afterwards (and releases them); by default built here."""
     prepare(tree, text)
-    names = build_ast_names(tree)
+    own_names = names is None
+    names = build_ast_names(tree) if names is None else names
     source = Source(text)
     table = ClassTable.build(tree)
     context = ScanContext(names, table, config, source)
@@ -87,7 +93,7 @@ def analyze_module(
     analysis.references = module_references(tree, per_test, text)
     add_class_reasons(analysis, table, names, config, external, source)
     mark_reused_workers(analysis, source)
-    context.release()
+    context.release(names=own_names)
     return analysis
 
 

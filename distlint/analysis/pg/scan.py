@@ -98,14 +98,16 @@ class ScanContext:
         #: Module constants bound to a backend (``BACKEND = "gloo"``), filled by ``analyze_module``.
         self.constants: dict[str, str] = {}
 
-    def release(self) -> None:
+    def release(self, names: bool = True) -> None:
         """Let go of the walks and the names (they refer to each other and to the tree), so that
         reference counting frees them with the tree: no pass of the cyclic collector over a
-        large file's every node afterwards (~0.1 s on PyTorch's 295 KB ``test_c10d_nccl.py``)."""
+        large file's every node afterwards (~0.1 s on PyTorch's 295 KB ``test_c10d_nccl.py``).
+        ``names=False``: the names are the caller's, who releases them."""
         for walker in self.walkers.values():
             walker.__dict__.clear()
         self.walkers.clear()
-        self.names.release()
+        if names:
+            self.names.release()
 
     def walker(self, func: Function, owner: ast.ClassDef | None) -> Walker:
         key = (id(func), id(owner))
