@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,9 @@ from distlint.import_usage import ImportedName, ImportUsage, imported_names
 from distlint.import_usage import Scheduled as _Scheduled
 from distlint.libcst_shortcuts import matchers_gathered_once, statement_level_adder
 from distlint.module_code import ModuleCode
+
+#: The ``ast`` statements a top-level libcst statement was parsed as, None for one made since.
+OriginalStatements = Callable[["cst.CSTNode"], "Sequence[ast.stmt] | None"]
 
 
 @dataclass(frozen=True)
@@ -51,18 +54,23 @@ class ImportChanges:
         wrapper: MetadataWrapper | None = None,
         source: bytes | ast.Module | None = None,
         elsewhere: ImportUsage | None = None,
+        originals: OriginalStatements | None = None,
     ) -> None:
         """``source``: the text ``wrapper``'s module was parsed from, or its stdlib ``ast`` tree,
         when the caller has it (its imports are read from it, rather than from the module printed
         again).
         ``elsewhere``: what code of the file outside the module read (the classes migrate leaves
-        out of its tree): an import it uses is never removed."""
+        out of its tree): an import it uses is never removed.
+        ``originals``: the ``ast`` statements of a top-level statement of the module as parsed
+        (None for one the edits made): the unused-import pass reads those rather than parse
+        them again from the printed module."""
         from libcst.codemod import CodemodContext
 
         self._additions = CodemodContext()
         self._removals = CodemodContext(wrapper=wrapper)
         self._source = source
         self._elsewhere = elsewhere
+        self._originals = originals
         self._original_imports: list[ImportedName] | None = None
         #: The edited module's code, printed for the unused-import pass: ask it for the code of
         #: the result too (only the import lines are printed again).
@@ -142,8 +150,25 @@ class ImportChanges:
             if self._elsewhere is not None:
                 scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
             if scheduled:
-                module = _remove_unused(module, scheduled, self.code)
+                module = _remove_unused(module, scheduled, self._usage(module))
         return module
+
+    def _usage(self, module: cst.Module) -> ImportUsage | None:
+        """What the edited ``module`` reads: the ``ast`` statements of the top-level statements
+        the edits kept (``originals``), and those of the others parsed from their own code
+        (a top-level statement's code is a module of its own). None where that does not parse."""
+        if self._originals is None:
+            return ImportUsage.of(self.code.of(module))
+        statements: list[ast.stmt] = []
+        for node in module.body:
+            original = self._originals(node)
+            if original is None:
+                try:
+                    original = ast.parse(self.code.of_statement(module, node)).body
+                except (SyntaxError, ValueError):
+                    return None  # libcst decides (as for a module that does not parse)
+            statements.extend(original)
+        return ImportUsage.of_statements(statements)
 
 
 def add_imports(module: cst.Module, imports: Sequence[ImportSpec]) -> cst.Module:
@@ -225,8 +250,9 @@ def _is_import_line(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _remove_unused(module: cst.Module, scheduled: list[_Scheduled], code: ModuleCode) -> cst.Module:
-    usage = ImportUsage.of(code.of(module))
+def _remove_unused(
+    module: cst.Module, scheduled: list[_Scheduled], usage: ImportUsage | None
+) -> cst.Module:
     if usage is None or any(usage.imported_below_top_level(item) for item in scheduled):
         return _remove_with_scopes(module, scheduled)
     unused = [item for item in scheduled if not usage.in_use(item)]

@@ -28,12 +28,15 @@ class ModuleCode:
         a module that drops its last newline, or is empty, is printed whole."""
         if not module.has_trailing_newline or not module.body:
             return module.code
+        nodes = (*module.header, *module.body, *module.footer)
+        return "".join(self.of_statement(module, node) for node in nodes)
+
+    def of_statement(self, module: cst.Module, node: cst.CSTNode) -> str:
+        """The code of ``node``, a top-level statement (or header or footer line) of ``module``:
+        its piece of ``module.code``."""
         indent, newline = module.default_indent, module.default_newline
-        parts: list[str] = []
-        for node in (*module.header, *module.body, *module.footer):
-            known = self._texts.get(id(node))
-            if known is None or known[0] is not node or known[1:3] != (indent, newline):
-                known = (node, indent, newline, module.code_for_node(node))
-                self._texts[id(node)] = known
-            parts.append(known[3])
-        return "".join(parts)
+        known = self._texts.get(id(node))
+        if known is None or known[0] is not node or known[1:3] != (indent, newline):
+            known = (node, indent, newline, module.code_for_node(node))
+            self._texts[id(node)] = known
+        return known[3]

@@ -265,7 +265,7 @@ ADDITIONS = {
     "a future import first": "from __future__ import annotations\nimport os\n\nx = 1\n",
     "a parenthesised from line": "from m import (\n    b,  # kept\n    c as e,\n)\nimport n.sub as s\n",
     "an alias already there": "from n import c as d\nfrom . import m\n",
-    "strict flag and comments": '__strict__ = True\n# top\nimport os  # why\n\n\ndef f():\n    import m\n',
+    "strict flag and comments": "__strict__ = True\n# top\nimport os  # why\n\n\ndef f():\n    import m\n",
 }
 
 
@@ -280,3 +280,30 @@ def test_additions_on_the_top_block_equal_libcsts_on_the_whole_module(shape):
         AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
     module = cst.parse_module(ADDITIONS[shape])
     assert add_imports(module, specs).code == module.visit(AddImportsVisitor(context)).code
+
+
+def test_the_unused_import_pass_reads_kept_statements_from_their_ast_and_parses_new_ones():
+    import ast
+
+    code = "import os\nimport sys\n\nx = os.sep\n"
+    module = cst.parse_module(code)
+    tree = ast.parse(code)
+    parsed = {id(statement): [twin] for statement, twin in zip(module.body, tree.body)}
+
+    def remove_both(edited: cst.Module, originals) -> str:
+        changes = ImportChanges(originals=originals)
+        changes.remove_if_unused(ImportSpec("os")).remove_if_unused(ImportSpec("sys"))
+        return changes.apply(edited).code
+
+    def originals(node: cst.CSTNode):
+        return parsed.get(id(node))
+
+    # The kept line is read from its ast statement: os is still used, sys is not.
+    assert remove_both(module, originals) == "import os\n\nx = os.sep\n"
+    # What the ast statements say is what counts (here they claim the line reads sys too).
+    parsed[id(module.body[2])] = ast.parse("x = os.sep, sys").body
+    assert remove_both(module, originals) == code
+    # A statement the edits made has no ast statements: its own code is parsed.
+    edited = module.with_changes(body=[*module.body[:2], cst.parse_statement("y = sys.path\n")])
+    assert remove_both(edited, originals) == "import sys\ny = sys.path\n"
+    assert remove_both(edited, None) == remove_both(edited, originals)

@@ -123,3 +123,13 @@ def test_a_file_holding_the_mark_leaves_nothing_out() -> None:
     text = f"# {STAND_IN_MARK}\nimport unittest\n\n\nclass T(unittest.TestCase):\n    pass\n"
     assert _stand_ins(text) is None
     assert _stand_ins(text.replace(STAND_IN_MARK, "x")) is not None
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_stand_ins_tree_is_the_parse_of_their_text(case: Path) -> None:
+    text = case.read_text(encoding="utf-8")
+    stand_ins = plain_class_stand_ins(text, ast.parse(text), multiprocess_words(load_config(case)))
+    assert stand_ins is not None
+    assert ast.dump(stand_ins.tree, include_attributes=True) == ast.dump(
+        ast.parse(stand_ins.text), include_attributes=True
+    )

@@ -98,3 +98,19 @@ def test_line_endings_are_kept():
         'migration (0)\r\n"""\r\n\r\nY = 2\r\n'
     )
     assert stand_ins.restore(stand_ins.text) == text
+
+
+def test_the_stand_ins_tree_is_that_of_their_text() -> None:
+    """The tree is built from the module's (each stand-in parsed alone): it must be what
+    parsing the whole new text gives, positions included, one-line and long classes alike."""
+    text = (
+        "import unittest\n\n\n@decorated\nclass Plain(unittest.TestCase):\n"
+        "    def test_a(self):\n        pass\n\n\nclass One(unittest.TestCase): pass\n\n"
+        "x = 'é'; y = 2\n"
+    )
+    stand_ins = plain_class_stand_ins(text, ast.parse(text), multiprocess_words(PG_ONLY))
+    assert stand_ins is not None and len(stand_ins.classes) == 2
+    expected = ast.parse(stand_ins.text)
+    assert ast.dump(stand_ins.tree, include_attributes=True) == ast.dump(
+        expected, include_attributes=True
+    )

@@ -80,7 +80,7 @@ class Emitter:
         self.runners = tuple(runners)
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         # Imports the new classes need, and those of removed code, applied once at the end.
-        self.imports = ImportChanges(wrapper, source, elsewhere)
+        self.imports = ImportChanges(wrapper, source, elsewhere, plan.twins.ast_statements)
         #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.

@@ -135,7 +135,7 @@ def _migrate(
         parsed, parsed_text = source, text
         if stand_ins is not None:
             parsed, parsed_text = stand_ins.text.encode("utf-8"), stand_ins.text
-            tree = _ast_tree(parsed)
+            tree = stand_ins.tree
         module = parse(parsed, path)
         if tree is None:  # libcst parses what the stdlib parser rejects: no analysis of it
             raise ValueError("the file does not parse with Python's own parser")

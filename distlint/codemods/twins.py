@@ -72,6 +72,14 @@ class Twins:
             raise KeyError(f"no ast twin for {type(node).__name__}")
         return found
 
+    def ast_statements(self, node: cst.CSTNode) -> Sequence[ast.stmt] | None:
+        """The ``ast`` statements a libcst statement was parsed as (a line's: each of its
+        statements); None for a node that has no twin (one the edits made)."""
+        twin = self._to_ast.get(id(node))
+        if isinstance(twin, SimpleLine):
+            return twin.body
+        return [twin] if isinstance(twin, ast.stmt) else None
+
     # -- pairing ---------------------------------------------------------------------------------
     def _pair(self, ours: AstStatement, theirs: cst.CSTNode) -> None:
         self._to_cst[id(ours)] = theirs

@@ -77,6 +77,8 @@ class StandIns:
     originals: dict[str, str]
     #: The left-out classes (what they read still counts as a use of the module's imports).
     classes: tuple[ast.ClassDef, ...]
+    #: The ``ast`` tree of :attr:`text`: the module's other statements, and the stand-ins.
+    tree: ast.Module
 
     def restore(self, code: str) -> str | None:
         """``code`` (the module printed after its edits) with every class's own text back, or
@@ -101,6 +103,7 @@ def plain_class_stand_ins(
     if not plain:
         return None
     originals: dict[str, str] = {}
+    stand_in_trees: dict[int, ast.stmt] = {}
     for number, cls in enumerate(plain):
         first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
         last = (cls.end_lineno or cls.lineno) - 1
@@ -113,11 +116,23 @@ def plain_class_stand_ins(
             lines[first : last + 1], endings, first
         )
         lines[first : last + 1] = replacement
+        stand_in_trees[id(cls)] = _parsed_at(replacement, first)
+    # The tree of the new text is the module's, with each class's stand-in parsed on its own
+    # (its lines are all that changed): no second parse of a large file.
+    body = [stand_in_trees.get(id(statement), statement) for statement in tree.body]
     return StandIns(
         "".join(line + ending for line, ending in zip(lines, endings)),
         originals,
         tuple(plain),
+        ast.Module(body=body, type_ignores=tree.type_ignores),
     )
+
+
+def _parsed_at(replacement: list[str], first: int) -> ast.stmt:
+    """The stand-in's ``ast`` statement, with the line numbers it has in the module (from line
+    index ``first``); its columns are those of its own lines."""
+    (statement,) = ast.parse("\n".join(replacement)).body
+    return ast.increment_lineno(statement, first)
 
 
 def _joined(span: list[str], endings: list[str], start: int) -> str:
