@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -53,14 +54,14 @@ class ImportChanges:
         self,
         wrapper: MetadataWrapper | None = None,
         source: bytes | ast.Module | None = None,
-        elsewhere: ImportUsage | None = None,
+        elsewhere: Sequence[tuple[str, ast.stmt]] = (),
         originals: OriginalStatements | None = None,
     ) -> None:
         """``source``: the text ``wrapper``'s module was parsed from, or its stdlib ``ast`` tree,
         when the caller has it (its imports are read from it, rather than from the module printed
         again).
-        ``elsewhere``: what code of the file outside the module read (the classes migrate leaves
-        out of its tree): an import it uses is never removed.
+        ``elsewhere``: the code of the file outside the module (the classes migrate leaves out of
+        its tree), each statement with its text: an import it uses is never removed.
         ``originals``: the ``ast`` statements of a top-level statement of the module as parsed
         (None for one the edits made): the unused-import pass reads those rather than parse
         them again from the printed module."""
@@ -147,28 +148,64 @@ class ImportChanges:
             scheduled: list[_Scheduled] = list(
                 dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
             )
-            if self._elsewhere is not None:
-                scheduled = [item for item in scheduled if not self._elsewhere.in_use(item)]
+            if self._elsewhere and scheduled:
+                mentions = scheduled_words(scheduled)
+                outside = ImportUsage.of_statements(
+                    [s for code, s in self._elsewhere if may_mention(code, mentions)]
+                )
+                scheduled = [item for item in scheduled if not outside.in_use(item)]
             if scheduled:
-                module = _remove_unused(module, scheduled, self._usage(module))
+                module = _remove_unused(module, scheduled, self._usage(module, scheduled))
         return module
 
-    def _usage(self, module: cst.Module) -> ImportUsage | None:
-        """What the edited ``module`` reads: the ``ast`` statements of the top-level statements
-        the edits kept (``originals``), and those of the others parsed from their own code
-        (a top-level statement's code is a module of its own). None where that does not parse."""
+    def _usage(self, module: cst.Module, scheduled: list[_Scheduled]) -> ImportUsage | None:
+        """What the edited ``module`` reads of ``scheduled``: the ``ast`` statements of the
+        top-level statements the edits kept (``originals``), and those of the others parsed from
+        their own code (a top-level statement's code is a module of its own). None where that
+        does not parse.
+
+        Only statements that may mention what is scheduled are looked at (:func:`may_mention`;
+        the module's code is printed anyway, for the result)."""
         if self._originals is None:
             return ImportUsage.of(self.code.of(module))
+        mentions = scheduled_words(scheduled)
         statements: list[ast.stmt] = []
         for node in module.body:
+            code = self.code.of_statement(module, node)
+            if not may_mention(code, mentions):
+                continue
             original = self._originals(node)
             if original is None:
                 try:
-                    original = ast.parse(self.code.of_statement(module, node)).body
+                    original = ast.parse(code).body
                 except (SyntaxError, ValueError):
                     return None  # libcst decides (as for a module that does not parse)
             statements.extend(original)
         return ImportUsage.of_statements(statements)
+
+
+def may_mention(code: str, words: re.Pattern[str]) -> bool:
+    """Whether ``code`` may read or import a name of ``words`` (:func:`scheduled_words`): a name
+    read, a string naming it, an import of it, all write the word out. Code with a character
+    outside ASCII or a backslash (a name ``ast`` normalises, a string with escapes) always may."""
+    return not code.isascii() or "\\" in code or words.search(code) is not None
+
+
+def scheduled_words(scheduled: Sequence[_Scheduled]) -> re.Pattern[str]:
+    """A pattern finding, as a whole word, each name code must write to read what ``scheduled``
+    imports (``ImportUsage.in_use``: the alias, else the object, else the module's first part)
+    or import it again below the top level (``imported_below_top_level``: the object, else the
+    module's last part)."""
+    words: set[str] = set()
+    for module, obj, asname in scheduled:
+        parts = module.split(".")
+        words.update(w for w in (asname, obj) if w)
+        if obj is None:
+            words.add(parts[-1])
+            if asname is None:
+                words.add(parts[0])
+    alternatives = "|".join(sorted(re.escape(w) for w in words if w))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z0-9_])")
 
 
 def add_imports(module: cst.Module, imports: Sequence[ImportSpec]) -> cst.Module:

@@ -307,3 +307,31 @@ def test_the_unused_import_pass_reads_kept_statements_from_their_ast_and_parses_
     edited = module.with_changes(body=[*module.body[:2], cst.parse_statement("y = sys.path\n")])
     assert remove_both(edited, originals) == "import sys\ny = sys.path\n"
     assert remove_both(edited, None) == remove_both(edited, originals)
+
+
+def test_only_code_that_may_mention_a_scheduled_import_is_read():
+    from distlint.imports import may_mention, scheduled_words
+
+    aliased = scheduled_words([("torch.distributed", None, "dist")])
+    assert may_mention("y = dist.rank\n", aliased)
+    assert may_mention("def f():\n    import torch.distributed\n", aliased)  # imported again
+    assert may_mention("y: 'dist.ProcessGroup'\n", aliased)  # a string annotation
+    assert not may_mention("distx = 1\ntorch.cuda\n", aliased)
+    assert may_mention("y = '\\x64ist'\n", aliased)  # escapes: ast decides
+    assert may_mention("ｄｉｓｔ = 1\n", aliased)  # ast normalises the name to dist
+    plain = scheduled_words([("torch", None, None), ("m", "obj", None)])
+    assert may_mention("torch.cuda.synchronize()\n", plain)
+    assert may_mention("obj()\n", plain)
+    assert not may_mention("m.other()\n", plain)
+
+
+def test_an_import_also_made_below_the_top_level_is_left_to_libcsts_scopes():
+    import ast
+
+    code = "import torch.distributed as dist\n\n\ndef f():\n    import torch.distributed\n"
+    module = cst.parse_module(code)
+    parsed = {id(s): [t] for s, t in zip(module.body, ast.parse(code).body)}
+    changes = ImportChanges(originals=lambda node: parsed.get(id(node)))
+    changes.remove_if_unused(ImportSpec("torch.distributed", None, "dist"))
+    scheduled = [("torch.distributed", None, "dist")]
+    assert changes.apply(module).code == _whole_module(cst.parse_module(code), scheduled).code

@@ -53,7 +53,6 @@ from distlint.codemods.rewrite import (
     to_classmethod,
 )
 from distlint.cst_utils import code_of
-from distlint.import_usage import ImportUsage
 from distlint.imports import ImportChanges, ImportSpec, add_imports
 from distlint.torch_names import DISTLINT_RUNTIME, TORCH_RUNNER_MODULE
 
@@ -68,11 +67,11 @@ class Emitter:
         options: MigrateOptions,
         runners: Sequence[str],
         source: bytes | ast.Module | None = None,
-        elsewhere: ImportUsage | None = None,
+        elsewhere: Sequence[tuple[str, ast.stmt]] = (),
     ) -> None:
         """``source``: the bytes ``wrapper``'s module was parsed from, or their stdlib ``ast`` tree
-        (saves printing it again); ``elsewhere``: what the file's code outside that module reads
-        (its imports stay)."""
+        (saves printing it again); ``elsewhere``: the file's code outside that module, each
+        statement with its text (the imports it reads stay)."""
         self.plan = plan
         self.wrapper = wrapper
         self.options = options

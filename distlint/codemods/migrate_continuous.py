@@ -37,7 +37,6 @@ from distlint.codemods.rewrite import (
 from distlint.codemods.torch_runtime_holds import rng_state_holds
 from distlint.codemods.twins import Twins
 from distlint.config import Config
-from distlint.import_usage import ImportUsage
 from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
 from distlint.source import PreScreen, decode_source, parse, verify_python
 from distlint.syntax.ast_names import AstNames, Unsupported, build_ast_names
@@ -165,7 +164,7 @@ def _migrate(
         result.report = plan.report
         if not plan.changes:
             return result
-        elsewhere = ImportUsage.of_statements(stand_ins.classes) if stand_ins is not None else None
+        elsewhere = stand_ins.left_out() if stand_ins is not None else ()
         emitter = Emitter(plan, wrapper, options, config.runners, tree, elsewhere)
         migrated = emitter.module()
         printed = emitter.code(migrated)

@@ -80,6 +80,10 @@ class StandIns:
     #: The ``ast`` tree of :attr:`text`: the module's other statements, and the stand-ins.
     tree: ast.Module
 
+    def left_out(self) -> list[tuple[str, ast.stmt]]:
+        """Each left-out class with its text (what its code may read is the module's too)."""
+        return list(zip(self.originals.values(), self.classes))
+
     def restore(self, code: str) -> str | None:
         """``code`` (the module printed after its edits) with every class's own text back, or
         ``None`` when a stand-in is not there exactly once (the caller then parses it all)."""
