@@ -28,6 +28,7 @@ from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods.emit import Emitter
+from distlint.codemods.frozen import Frozen, frozen_classes
 from distlint.codemods.options import MigrateOptions
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
@@ -37,9 +38,17 @@ from distlint.codemods.rewrite import (
 from distlint.codemods.torch_runtime_holds import rng_state_holds
 from distlint.codemods.twins import Twins
 from distlint.config import Config
-from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
+from distlint.screens.plain_classes import (
+    STAND_IN_MARK,
+    StandIns,
+    multiprocess_words,
+    plain_class_stand_ins,
+    stand_in_classes,
+)
 from distlint.source import PreScreen, decode_source, parse, verify_python
+from distlint.syntax.ast_lines import prepare_spliced
 from distlint.syntax.ast_names import AstNames, Unsupported, build_ast_names
+from distlint.syntax.ast_nodes import Source
 
 
 @dataclass
@@ -130,14 +139,13 @@ def _migrate(
                 parse(source, path)
             return result
         tree = _ast_tree(source)
-        stand_ins = _stand_ins(source, text, tree, config) if leave_out else None
-        parsed, parsed_text = source, text
-        if stand_ins is not None:
-            parsed, parsed_text = stand_ins.text.encode("utf-8"), stand_ins.text
-            tree = stand_ins.tree
-        module = parse(parsed, path)
-        if tree is None:  # libcst parses what the stdlib parser rejects: no analysis of it
+        if tree is None:  # libcst words the error; what it parses, the analysis cannot read
+            parse(source, path)
             raise ValueError("the file does not parse with Python's own parser")
+        utf8 = _is_utf8(source)  # stand-ins are written in UTF-8
+        stand_ins = _stand_ins(text, tree, config) if leave_out and utf8 else None
+        analysed_text = text if stand_ins is None else stand_ins.text
+        tree = tree if stand_ins is None else stand_ins.tree
     except ValueError as exc:
         result.error = f"{path}: error: {exc}"
         return result
@@ -146,29 +154,56 @@ def _migrate(
         return result
     names: AstNames | None = None
     try:
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         names = build_ast_names(tree)  # the analysis' and the plan's (bases): built once
-        analysis = _analyze(tree, parsed_text, config, path, result.depends_on, names)
+        analysis = _analyze(tree, analysed_text, config, path, result.depends_on, names)
+        runtime = options.runtime if options.reused_workers else None
+        frozen = Frozen()
+        if leave_out:
+            source_of = Source(analysed_text)
+            frozen = frozen_classes(analysis, tree, source_of, names, options.class_suffix, runtime)
+        if frozen.everything:  # nothing can change: the report alone, without libcst
+            result.report.classes = [entry for _, entry in sorted(frozen.entries, key=_first)]
+            return result
+        layers = [] if stand_ins is None else [stand_ins]
+        twin_tree, module_text = tree, analysed_text
+        if frozen.classes and utf8 and STAND_IN_MARK not in text:
+            first = 0 if stand_ins is None else len(stand_ins.originals)
+            frozen_ins = stand_in_classes(analysed_text, tree, frozen.classes, first)
+            prepare_spliced(tree, frozen_ins.tree, frozen_ins.text)
+            layers.insert(0, frozen_ins)  # its classes are put back first
+            twin_tree, module_text = frozen_ins.tree, frozen_ins.text
+        else:
+            frozen = Frozen()  # every class goes to libcst
+        parsed = source if module_text is text else module_text.encode("utf-8")
+        try:
+            module = parse(parsed, path)
+        except ValueError as exc:
+            result.error = f"{path}: error: {exc}"
+            return result
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         plan = Planner(
             wrapper,
             analysis,
-            Twins(tree, module, parsed_text),
+            Twins(twin_tree, module, module_text),
             config,
             options.class_suffix,
             _holds(source, options),
             parsed,
-            options.runtime if options.reused_workers else None,
+            runtime,
             names,
+            frozen,
+            tree,
         ).plan()
         plan.report.path = path
         result.report = plan.report
         if not plan.changes:
             return result
-        elsewhere = stand_ins.left_out() if stand_ins is not None else ()
-        emitter = Emitter(plan, wrapper, options, config.runners, tree, elsewhere)
+        elsewhere = [pair for layer in layers for pair in layer.left_out()]
+        emitter = Emitter(plan, wrapper, options, config.runners, twin_tree, elsewhere)
         migrated = emitter.module()
-        printed = emitter.code(migrated)
-        code = printed if stand_ins is None else stand_ins.restore(printed)
+        code: str | None = emitter.code(migrated)
+        for layer in layers:
+            code = None if code is None else layer.restore(code)
         if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
             return _migrate(source, path, config, options, False)
         new_bytes = code.encode(migrated.encoding)
@@ -201,17 +236,18 @@ def _ast_tree(source: bytes) -> ast.Module | None:
         return None
 
 
-def _stand_ins(
-    source: bytes, text: str, tree: ast.Module | None, config: Config
-) -> StandIns | None:
-    """The file's text with its plain classes replaced by stand-ins, when it has such classes
-    and is UTF-8 (what the stand-ins are encoded in to be parsed)."""
-    if tree is None:
-        return None
+def _is_utf8(source: bytes) -> bool:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     except SyntaxError:
-        return None
-    if encoding != "utf-8":
-        return None
+        return False
+    return encoding == "utf-8"
+
+
+def _stand_ins(text: str, tree: ast.Module, config: Config) -> StandIns | None:
+    """The file's text with its plain classes replaced by stand-ins, when it has such classes."""
     return plain_class_stand_ins(text, tree, multiprocess_words(config))
+
+
+def _first(pair: tuple[int, object]) -> int:
+    return pair[0]

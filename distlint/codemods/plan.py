@@ -54,9 +54,10 @@ from distlint.codemods.creation_edits import creation_edits
 from distlint.codemods.existing import find_existing, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryLine, factory_line, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
+from distlint.codemods.frozen import Frozen, applicable_reasons
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
-from distlint.codemods.report import Why
+from distlint.codemods.report import FileReport, Why
 from distlint.codemods.reused_workers import decide_reused_workers
 from distlint.codemods.rewrite import (
     DROP_FINALLY,
@@ -87,14 +88,20 @@ class Planner:
         source: bytes | None = None,
         runtime: str | None = "distlint",
         names: AstNames | None = None,
+        frozen: Frozen | None = None,
+        tree: ast.Module | None = None,
     ) -> None:
         """``source``: the bytes the module was parsed from (line numbers for messages);
         ``runtime``: what the migrated classes run on (reused workers only on distlint's), None
         when the kept tests stay per test (``--no-reused-workers``); ``analysis``: the facts of
         the ``ast`` tree of the module's text, whose statements ``twins`` pairs with the
         module's; ``names``: that tree's names, as the analysis read them (built here when not
-        given)."""
+        given); ``frozen``: the classes left out of ``wrapper``'s module (stand-ins there), with
+        their report entries; ``tree``: the tree the analysis read, when ``twins`` pair another
+        (one with those stand-ins)."""
         self.twins = twins
+        self.frozen = frozen or Frozen()
+        self.analysed_tree = tree or twins.tree
         self.runtime = runtime
         self.wrapper = wrapper
         self.source = source
@@ -154,12 +161,21 @@ class Planner:
             self.order,
             self.rewritten,
             self.instantiations,
-            build_report(self.order, self.module),
+            self._report(),
             self.edits,
             self.functions,
             self.helper_users,
             placer.classmethod_opts(),
         )
+
+    def _report(self) -> FileReport:
+        """The report of the classes planned here and of the frozen ones, in module order."""
+        frozen = self.frozen
+        report = build_report(self.order, self.module, frozen.names)
+        if frozen.entries:
+            entries = [*zip((c.index for c in self.order), report.classes), *frozen.entries]
+            report.classes = [entry for _, entry in sorted(entries, key=lambda pair: pair[0])]
+        return report
 
     # -- 1. the family classes ----------------------------------------------------------------
     def _collect(self) -> None:
@@ -178,8 +194,9 @@ class Planner:
                         for alias in small.names:  # type: ignore[union-attr]
                             bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
                             self.top_level_names.add(bound)
+        frozen = self.frozen.names
         for analysis in self.analysis.classes:
-            if analysis.model is not ExecutionModel.PER_TEST_SPAWN:
+            if analysis.model is not ExecutionModel.PER_TEST_SPAWN or analysis.name in frozen:
                 continue
             node = self.twins.libcst_class(analysis.node)
             index = positions.get(id(node))
@@ -245,14 +262,7 @@ class Planner:
         return self.names.names_of(twin.bases[position])
 
     def _applicable(self, reasons: list[Ineligibility]) -> list[Ineligibility]:
-        """The analysis' reasons that hold for this run: its existing-class reason is about the
-        default class names; another ``--class-suffix`` asks the question for its own names.
-        A use of the class by name (and what it passes on) is the class's refusal, with the
-        line it is on (``_check_module_references``), not a test's."""
-        reasons = [i for i in reasons if i.root is not Reason.MODULE_REFERENCE]
-        if self.suffix == DEFAULT_SUFFIX:
-            return reasons
-        return [i for i in reasons if i.reason is not Reason.EXISTING_CONTINUOUS]
+        return applicable_reasons(reasons, self.suffix)
 
     def _find_existing(self) -> None:
         """Migrating again: the continuous classes (and mixin) of each class already in the module.
@@ -271,7 +281,7 @@ class Planner:
                 problem = None
                 if self.suffix != DEFAULT_SUFFIX or name != cls.continuous_name:
                     if asked is None:
-                        tree = self.twins.tree
+                        tree = self.analysed_tree
                         asked = ClassTable.build(tree), self.names
                     table, names = asked
                     problem = existing_problem(

@@ -12,10 +12,14 @@ from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
 from distlint.cst_utils import code_of
 
 
-def build_report(order: list[FamilyClass], module: cst.Module) -> FileReport:
-    """Every per-test class the analysis sees, with each of its tests: moved, or left and why."""
+def build_report(
+    order: list[FamilyClass], module: cst.Module, frozen: frozenset[str] = frozenset()
+) -> FileReport:
+    """Every per-test class the analysis sees, with each of its tests: moved, or left and why
+    (``frozen``: the per-test classes the plan left out, reported by
+    :mod:`distlint.codemods.frozen`)."""
     report = FileReport(path="")
-    family = {cls.name for cls in order}
+    family = {cls.name for cls in order} | frozen
     for cls in order:
         entry = ClassReport(cls.name)
         if cls.has_continuous:

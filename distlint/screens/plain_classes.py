@@ -101,14 +101,22 @@ def plain_class_stand_ins(
     docstring); ``None`` when there is none."""
     if STAND_IN_MARK in text:
         return None
-    lines = _NEWLINE.split(text)
-    endings = [*_NEWLINE.findall(text), ""]
-    plain = _plain_classes(tree, lines, config_words)
+    plain = _plain_classes(tree, _NEWLINE.split(text), config_words)
     if not plain:
         return None
+    return stand_in_classes(text, tree, plain)
+
+
+def stand_in_classes(
+    text: str, tree: ast.Module, classes: list[ast.ClassDef], first_number: int = 0
+) -> StandIns:
+    """``text`` (parsed as ``tree``) with the top-level ``classes`` replaced by stand-ins,
+    numbered from ``first_number`` (a text with stand-ins already gets more after them)."""
+    lines = _NEWLINE.split(text)
+    endings = [*_NEWLINE.findall(text), ""]
     originals: dict[str, str] = {}
     stand_in_trees: dict[int, ast.stmt] = {}
-    for number, cls in enumerate(plain):
+    for number, cls in enumerate(classes, first_number):
         first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
         last = (cls.end_lineno or cls.lineno) - 1
         mark = f"{STAND_IN_MARK} ({number})"
@@ -127,7 +135,7 @@ def plain_class_stand_ins(
     return StandIns(
         "".join(line + ending for line, ending in zip(lines, endings)),
         originals,
-        tuple(plain),
+        tuple(classes),
         ast.Module(body=body, type_ignores=tree.type_ignores),
     )
 

@@ -80,7 +80,7 @@ class SimpleLine:
 Unit = Union[SimpleLine, ast.stmt]
 
 
-def prepare(tree: ast.Module, text: str) -> None:
+def prepare(tree: ast.AST, text: str) -> None:
     """Record, on every node with a body, its units and which of its blocks are one-line.
 
     Call once per tree, before :func:`units`; ``text`` is the source ``tree`` was parsed from.
@@ -110,6 +110,21 @@ def prepare(tree: ast.Module, text: str) -> None:
                 setattr(nested, _ELIF, line.lstrip().startswith("elif"))
         setattr(node, _UNITS, grouped)
         setattr(node, _ONE_LINE, one_line)
+
+
+def prepare_spliced(original: ast.Module, spliced: ast.Module, text: str) -> None:
+    """Prepare ``spliced``: ``original`` (prepared) with some top-level compound statements
+    replaced by others, ``text`` its source. Only the new statements are prepared: the others
+    keep their units, the very objects facts about them hold."""
+    replaced = {id(old): new for old, new in zip(original.body, spliced.body) if old is not new}
+    for new in replaced.values():
+        prepare(new, text)
+    grouped = {
+        field: [replaced.get(id(unit), unit) for unit in group]
+        for field, group in getattr(original, _UNITS).items()
+    }
+    setattr(spliced, _UNITS, grouped)
+    setattr(spliced, _ONE_LINE, set(getattr(original, _ONE_LINE)))
 
 
 def _group(body: list[ast.stmt], lines: Sequence[str]) -> list[Unit]:
