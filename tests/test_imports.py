@@ -335,3 +335,29 @@ def test_an_import_also_made_below_the_top_level_is_left_to_libcsts_scopes():
     changes.remove_if_unused(ImportSpec("torch.distributed", None, "dist"))
     scheduled = [("torch.distributed", None, "dist")]
     assert changes.apply(module).code == _whole_module(cst.parse_module(code), scheduled).code
+
+
+def test_imported_names_come_in_ast_walks_order_without_walking_expressions():
+    import ast
+    import sys
+
+    from distlint.import_usage import imported_names
+
+    code = (
+        "import a\n"
+        "try:\n    import b\nexcept ImportError:\n    from c import d as e\nelse:\n    import f\n"
+        "class K:\n    import g\n    def m(self):\n        from h import i\n"
+        "if x:\n    import j\nfinally_ = 1\nimport k.l as m\n"
+    )
+    if sys.version_info >= (3, 10):
+        code += "match y:\n    case 1:\n        import n\n"
+    tree = ast.parse(code)
+    expected = [
+        alias.name if isinstance(node, ast.Import) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    found = [entry.scheduled[1] or entry.scheduled[0] for entry in imported_names(tree)]
+    assert found == expected
+    assert [entry.top_level for entry in imported_names(tree)][:2] == [True, True]
