@@ -193,3 +193,22 @@ def test_every_fixture_migrates_as_the_whole_file(monkeypatch, runtime):
     # The fixtures hold both kinds: files with nothing to move, and frozen classes beside others.
     assert sum(f.everything and bool(f.names) for f in frozen) >= 2
     assert sum(not f.everything and bool(f.names) for f in frozen) >= 1
+
+
+def test_a_family_without_tests_keeps_its_base_and_is_left_out(monkeypatch):
+    """Reused workers take a family's kept tests; a base class with none keeps its base (the
+    plan's reused-workers step skips it), even where the analysis calls it fit."""
+    frozen = _frozen_of(monkeypatch)
+    empty = textwrap.dedent(
+        """
+
+        class SpawningBase(MultiProcessTestCase):
+            def setUp(self):
+                super().setUp()
+                self._spawn_processes()
+        """
+    )
+    for options in OPTIONS.values():
+        result = _same_as_whole(HEADER + empty + MAIN, options)
+        assert [c.name for c in result.report.classes] == ["SpawningBase"]
+    assert all(f.everything and f.names == {"SpawningBase"} for f in frozen)

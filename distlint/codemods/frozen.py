@@ -7,8 +7,8 @@ per-test bases and subclasses) is one of which, from the analysis alone:
 
 * no test could move: each creates no PG or has a reason of the analysis that holds for this
   run (:func:`applicable_reasons`), so the plan moves none and none is inherited;
-* the root cannot run on reused workers (``ClassAnalysis.reused_workers`` is False on every
-  class), so no base changes;
+* no base changes: no class can run on reused workers (``ClassAnalysis.reused_workers``), or
+  the family has no test to run there;
 
 and whose report this module can word as the plan does (:mod:`distlint.codemods.plan_report`),
 which it asks of the classes' shape, refusing anything else (the family then goes to libcst as
@@ -193,6 +193,8 @@ class _Freezer:
                 cls.kept_bases.append(base)
 
     def _can_freeze(self, family: list[_Class]) -> bool:
+        # Reused workers take a family's kept tests: one without tests keeps its base.
+        has_tests = any(c.analysis.tests for c in family)
         for cls in family:
             node = cls.node
             if cls.index < 0 or is_one_line(node, "body"):
@@ -201,7 +203,7 @@ class _Freezer:
                 return False
             if not self._plain_header(node):
                 return False
-            if cls.analysis.reused_workers:
+            if cls.analysis.reused_workers and has_tests:
                 return False
             for test in cls.analysis.tests:
                 if test.creates_pg and not applicable_reasons(test.ineligible, self.suffix):
