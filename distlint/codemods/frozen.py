@@ -38,7 +38,16 @@ from distlint.analysis.model import (
 from distlint.analysis.pg.existing_continuous import DEFAULT_SUFFIX
 from distlint.analysis.pg.reuse import REUSABLE_BASE
 from distlint.codemods.bases import BASES
-from distlint.codemods.report import ClassReport, LeftBehind, Why
+from distlint.codemods.report import (
+    ClassReport,
+    LeftBehind,
+    Why,
+    inherited_from_elsewhere,
+    inherited_from_helper,
+    no_pg_text,
+    no_tests_note,
+    not_on_reused_workers,
+)
 from distlint.syntax.ast_lines import SimpleLine, is_one_line, units
 from distlint.syntax.ast_names import AstNames
 from distlint.syntax.ast_nodes import Source, dotted_name, walk
@@ -208,7 +217,7 @@ class _Freezer:
             for test in cls.analysis.tests:
                 if test.creates_pg and not applicable_reasons(test.ineligible, self.suffix):
                     return False  # it could move
-                if not test.creates_pg and len(self._external_helpers(cls, test)) > 1:
+                if not test.creates_pg and len(self._external_call(cls, test)[1]) > 1:
                     return False
         return True
 
@@ -230,9 +239,7 @@ class _Freezer:
         if notes_blocker and self.runtime is not None and cls.parent is None:
             blocker = analysis.reused_workers_blocker
             if blocker and analysis.per_test_base == REUSABLE_BASE:
-                entry.notes.append(
-                    f"its kept tests stay per test, not on reused workers: {blocker}"
-                )
+                entry.notes.append(not_on_reused_workers(blocker))
         decisions: dict[str, tuple[str, str]] = {}
         for test in analysis.tests:
             decisions[test.name] = self._left(cls, test)
@@ -243,23 +250,11 @@ class _Freezer:
             if name not in analysed:
                 entry.left.append(LeftBehind(name, Why.NOT_ANALYSED.code, Why.NOT_ANALYSED.text))
         for written, found in analysis.external_bases:
-            for name in found.tests:
-                if name not in cls.own:
-                    entry.left.append(
-                        LeftBehind(
-                            name,
-                            Reason.EXTERNAL_BASE.code,
-                            f"inherited from {written}, defined in another module",
-                        )
-                    )
+            entry.left += [
+                inherited_from_elsewhere(n, written) for n in found.tests if n not in cls.own
+            ]
         for helper, name in self._helper_class_tests(cls):
-            entry.left.append(
-                LeftBehind(
-                    name,
-                    Why.NOT_ANALYSED.code,
-                    f"inherited from {helper}, a class distlint does not analyse",
-                )
-            )
+            entry.left.append(inherited_from_helper(name, helper))
         if not entry.left:
             entry.notes.append(self._no_tests_note(cls))
         return entry
@@ -270,28 +265,20 @@ class _Freezer:
         reasons = applicable_reasons(test.ineligible, self.suffix)
         return reasons[0].reason.code, "; ".join(i.describe() for i in reasons)
 
-    def _external_helpers(self, cls: _Class, test: TestAnalysis) -> list[str]:
-        """The first class (of ``cls`` and its same-file bases) with a base from another module
-        whose members ``test`` calls as ``self.<name>()``, and those names."""
-        called = _self_calls(test.node)
-        for member in cls.mro():
-            for _written, found in member.analysis.external_bases:
-                helpers = [n for n in called if n in found.members and n not in member.own]
-                if helpers:
-                    return helpers
-        return []
-
-    def _no_pg_text(self, cls: _Class, test: TestAnalysis) -> str:
+    def _external_call(self, cls: _Class, test: TestAnalysis) -> tuple[str, list[str]]:
+        """The first base from another module (as written; of ``cls`` or a same-file base) whose
+        members ``test`` calls as ``self.<name>()``, and those names (the plan's ``_no_pg_text``)."""
         called = _self_calls(test.node)
         for member in cls.mro():
             for written, found in member.analysis.external_bases:
                 helpers = [n for n in called if n in found.members and n not in member.own]
                 if helpers:
-                    return (
-                        f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
-                        f"{written}, from another module, which distlint does not analyse"
-                    )
-        return Why.NO_PG.text
+                    return written, helpers
+        return "", []
+
+    def _no_pg_text(self, cls: _Class, test: TestAnalysis) -> str:
+        written, helpers = self._external_call(cls, test)
+        return no_pg_text(helpers, written) if helpers else Why.NO_PG.text
 
     def _helper_class_tests(self, cls: _Class) -> list[tuple[str, str]]:
         """``(class, test)`` for the ``test_*`` methods ``cls`` inherits from same-file classes that
@@ -319,24 +306,15 @@ class _Freezer:
         return found
 
     def _no_tests_note(self, cls: _Class) -> str:
-        where: list[str] = []
         ancestors = [
             a for a in cls.mro()[1:] if a.analysis.tests or a.tests or self._helper_class_tests(a)
         ]
-        if ancestors:
-            where.append(f"it runs those of {ancestors[0].name} (listed there)")
         elsewhere = [
             dotted_name(b) or ""
             for b in cls.kept_bases
             if not (isinstance(b, ast.Name) and b.id in self.module_classes)
         ]
-        if elsewhere:
-            where.append(
-                f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-                if ancestors
-                else f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-            )
-        return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
+        return no_tests_note(ancestors[0].name if ancestors else None, elsewhere)
 
 
 def _base_name(base: ast.expr) -> str | None:

@@ -57,7 +57,7 @@ from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, tes
 from distlint.codemods.frozen import Frozen, applicable_reasons
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
-from distlint.codemods.report import FileReport, Why
+from distlint.codemods.report import FileReport, Why, no_pg_text
 from distlint.codemods.reused_workers import decide_reused_workers
 from distlint.codemods.rewrite import (
     DROP_FINALLY,
@@ -382,10 +382,7 @@ class Planner:
                     if name in found.members and not member.body.defines(name)
                 ]
                 if helpers:
-                    return (
-                        f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
-                        f"{written}, from another module, which distlint does not analyse"
-                    )
+                    return no_pg_text(helpers, written)
         return Why.NO_PG.text
 
     def _decide_tests(self) -> None:

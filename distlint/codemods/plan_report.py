@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from distlint.analysis.model import Reason
 from distlint.codemods.families import FamilyClass
-from distlint.codemods.report import ClassReport, FileReport, LeftBehind, Why
+from distlint.codemods.report import (
+    ClassReport,
+    FileReport,
+    LeftBehind,
+    Why,
+    inherited_from_elsewhere,
+    inherited_from_helper,
+    no_tests_note,
+)
 from distlint.cst_utils import code_of
 
 
@@ -47,20 +54,10 @@ def build_report(
         for written, found in cls.analysis.external_bases:
             for name in found.tests:
                 if name not in own:
-                    inherited = LeftBehind(
-                        name,
-                        Reason.EXTERNAL_BASE.code,
-                        f"inherited from {written}, defined in another module",
-                    )
+                    inherited = inherited_from_elsewhere(name, written)
                     (entry.reused if cls.reused else entry.left).append(inherited)
         for helper, name in _helper_class_tests(cls, module, family):
-            entry.left.append(
-                LeftBehind(
-                    name,
-                    Why.NOT_ANALYSED.code,
-                    f"inherited from {helper}, a class distlint does not analyse",
-                )
-            )
+            entry.left.append(inherited_from_helper(name, helper))
         if cls.has_continuous:
             entry.inherits_from = [a.name for a in cls.mro()[1:] if a.moved_tests()][:1]
             if (
@@ -108,23 +105,14 @@ def _helper_class_tests(
 def _no_tests_note(cls: FamilyClass, module: cst.Module, family: set[str]) -> str:
     """Why a per-test class lists no test: where the tests it runs are, if anywhere."""
     module_classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
-    where: list[str] = []
     ancestors = [
         a
         for a in cls.mro()[1:]
         if a.decisions or a.unanalysed_tests or _helper_class_tests(a, module, family)
     ]
-    if ancestors:
-        where.append(f"it runs those of {ancestors[0].name} (listed there)")
     elsewhere = [
         code_of(b.value)
         for b in cls.kept_bases
         if not (isinstance(b.value, cst.Name) and b.value.value in module_classes)
     ]
-    if elsewhere:
-        where.append(
-            f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-            if ancestors
-            else f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
-        )
-    return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
+    return no_tests_note(ancestors[0].name if ancestors else None, elsewhere)

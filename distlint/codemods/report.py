@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from distlint.analysis.model import CodedEnum
+from distlint.analysis.model import CodedEnum, Reason
 
 
 class Why(CodedEnum):
@@ -74,6 +74,48 @@ class LeftBehind:
 
     def line(self, verb: str = "left") -> str:
         return f"{verb:<6} {self.test}  [{self.code}] {self.text}"
+
+
+# -- wording shared by the plan and the classes it leaves out (codemods/frozen.py) ------------
+
+
+def no_pg_text(helpers: list[str], written: str) -> str:
+    """A test with no PG that calls ``helpers`` of a base from another module (``written``)."""
+    return (
+        f"creates no process group distlint can see; it calls {', '.join(helpers)} of "
+        f"{written}, from another module, which distlint does not analyse"
+    )
+
+
+def inherited_from_elsewhere(test: str, written: str) -> LeftBehind:
+    return LeftBehind(
+        test, Reason.EXTERNAL_BASE.code, f"inherited from {written}, defined in another module"
+    )
+
+
+def inherited_from_helper(test: str, helper: str) -> LeftBehind:
+    return LeftBehind(
+        test, Why.NOT_ANALYSED.code, f"inherited from {helper}, a class distlint does not analyse"
+    )
+
+
+def not_on_reused_workers(blocker: str) -> str:
+    return f"its kept tests stay per test, not on reused workers: {blocker}"
+
+
+def no_tests_note(ancestor: str | None, elsewhere: list[str]) -> str:
+    """Why a per-test class lists no test: the first same-file base that lists the tests it runs,
+    and its bases from elsewhere (as written)."""
+    where: list[str] = []
+    if ancestor is not None:
+        where.append(f"it runs those of {ancestor} (listed there)")
+    if elsewhere:
+        where.append(
+            f"any others come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+            if ancestor is not None
+            else f"any it runs come from {', '.join(elsewhere)}, defined elsewhere (not analysed)"
+        )
+    return "defines no tests of its own; " + "; ".join(where) if where else "defines no tests"
 
 
 @dataclass

@@ -22,6 +22,7 @@ from distlint.analysis.pg.reuse import REUSABLE_BASE, environment_only_setup
 from distlint.codemods.bases.multi_process_test_case import environment_statements
 from distlint.codemods.bases.spec import Target
 from distlint.codemods.families import FamilyClass
+from distlint.codemods.report import not_on_reused_workers
 from distlint.codemods.twins import Twins
 from distlint.syntax.ast_lines import units
 from distlint.torch_names import DISTLINT_RUNTIME
@@ -53,7 +54,7 @@ def decide_reused_workers(
             continue
         blocker = root.analysis.reused_workers_blocker
         if blocker and root.analysis.per_test_base == REUSABLE_BASE:
-            root.notes.append(f"its kept tests stay per test, not on reused workers: {blocker}")
+            root.notes.append(not_on_reused_workers(blocker))
         if not _can_swap(family, hold):
             continue
         if runtime != "distlint":
