@@ -140,7 +140,16 @@ def snapshot_distlint(directory: Path) -> dict[str, str]:
     shutil.copytree(
         ROOT / "distlint", directory / "distlint", ignore=shutil.ignore_patterns("__pycache__")
     )
-    return {**os.environ, "PYTHONPATH": str(directory)}
+    return package_env(directory)
+
+
+def package_env(directory: Path) -> dict[str, str]:
+    """The environment that runs the distlint package in ``directory`` as an installed one runs:
+    with its ``.pyc`` files (written on the first run: ``PYTHONDONTWRITEBYTECODE`` is cleared),
+    not compiled again by every process measured."""
+    env = {**os.environ, "PYTHONPATH": str(directory)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def corpus_files(root: Path, patterns: Sequence[str]) -> list[Path]:
@@ -174,7 +183,7 @@ class Bench:
     ) -> None:
         self.corpus, self.paths, self.work = corpus, paths, work
         self.env = snapshot_distlint(work / "snapshot")
-        self.other_env = {**os.environ, "PYTHONPATH": str(other.resolve())} if other else None
+        self.other_env = package_env(other.resolve()) if other else None
         self.argfile = work / "paths.txt"
         self.argfile.write_text("".join(f"{p}\n" for p in paths))
         self.cache = work / "cache"

@@ -19,7 +19,10 @@ check run the same findings; the script stops on any difference, so a faster mig
 moves other tests, or gives other reasons, fails here.
 
 Usage: python benchmarks/migrate_throughput.py --corpus DIR [--pattern GLOB] [--repeat 3]
-                                               [--other DIR]
+                                               [--other DIR] [--pair]
+
+``--pair`` runs only check and migrate (and ``--other``), alternated: the last row, each repeat's
+migrate against its check, is the figure that holds when the machine's speed drifts.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from lint_throughput import (  # noqa: E402
     Variant,
     corpus_files,
     findings,
+    package_env,
     snapshot_distlint,
     timed_process,
 )
@@ -56,7 +60,7 @@ class MigrateBench:
     def __init__(self, corpus: Path, paths: list[Path], work: Path, other: Path | None) -> None:
         self.corpus, self.paths, self.work = corpus, paths, work
         self.env = snapshot_distlint(work / "snapshot")
-        self.other_env = {**os.environ, "PYTHONPATH": str(other.resolve())} if other else None
+        self.other_env = package_env(other.resolve()) if other else None
         self.argfile = work / "paths.txt"
         self.argfile.write_text("".join(f"{p}\n" for p in paths))
         self.variants: dict[str, Variant] = {}
@@ -119,7 +123,7 @@ class MigrateBench:
         cpu = time.process_time() - start
         self.add("floor: ast.parse every file (this process, 1 core)", cpu, cpu, None)
 
-    def run(self, repeats: int) -> None:
+    def run(self, repeats: int, pair_only: bool = False) -> None:
         units = [
             ("baseline", self.baseline),
             ("check", self.check),
@@ -128,6 +132,8 @@ class MigrateBench:
             ("migrate fill + warm", self.warm),
             ("ast floor", self.ast_floor),
         ]
+        if pair_only:
+            units = units[1:3]
         if self.other_env:
             units.append(
                 (
@@ -160,13 +166,23 @@ class MigrateBench:
         for v in self.variants.values():
             wall, cpu = statistics.median(v.walls), statistics.median(v.cpus)
             ratio = ""
-            if v.compare_to:
+            if v.compare_to in self.variants:
                 other = statistics.median(self.variants[v.compare_to].walls)
                 ratio = f"{other / wall:.2f}x {'baseline' if v.compare_to == BASELINE_LABEL else 'check'}"
             runs = " ".join(f"{w:.2f}" for w in v.walls)
             rows.append(
                 f"| {v.label} | {v.files} | {wall:.2f} | {runs} | {v.files / wall:.1f} | {ratio} | "
                 f"{cpu:.1f} | {cpu / v.files * 1e3:.1f} |"
+            )
+        if CHECK in self.variants and MIGRATE in self.variants:
+            # The machine's speed drifts between repeats: each repeat's migrate against the check
+            # run next to it says more than the ratio of the two medians.
+            pairs = zip(self.variants[MIGRATE].walls, self.variants[CHECK].walls)
+            ratios = [m / c for m, c in pairs]
+            rows.append(
+                f"| migrate / check, each repeat's pair (median) | | {statistics.median(ratios):.2f}x | "
+                + " ".join(f"{r:.2f}" for r in ratios)
+                + " | | | | |"
             )
         return rows
 
@@ -177,6 +193,9 @@ def main() -> int:
     parser.add_argument("--pattern", default="*.py")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--other", type=Path, default=None)
+    parser.add_argument(
+        "--pair", action="store_true", help="run check and migrate alone (and --other), alternated"
+    )
     args = parser.parse_args()
     corpus = args.corpus.resolve()
     paths = corpus_files(corpus, [args.pattern])
@@ -189,7 +208,7 @@ def main() -> int:
         print(
             f"machine: {len(os.sched_getaffinity(0))} CPUs, load average {os.getloadavg()[0]:.1f}"
         )
-        bench.run(args.repeat)
+        bench.run(args.repeat, args.pair)
         print(f"load average {os.getloadavg()[0]:.1f} at the end; migrate: {bench.summary}")
         print("\n".join(bench.table()))
     return 0
