@@ -5,6 +5,7 @@ each phase timed by wrapping the function that does it:
 
 * libcst parse    - ``distlint.source.parse`` as the migration calls it;
 * analysis        - the DL2xx analysis (on the stdlib ``ast`` tree);
+* frozen          - which per-test classes cannot change (``frozen_classes``: left out of libcst);
 * twins           - pairing the ``ast`` statements with the libcst ones (``Twins``);
 * plan            - ``Planner.plan`` (what moves where);
 * emit            - ``Emitter.module`` (the new classes, the import edits);
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     sources = [(str(p), p.read_bytes()) for p in sorted(args.corpus.rglob(args.pattern))]
     _timed(migrate_continuous, "parse", "libcst parse")
     _timed(migrate_continuous, "_analyze", "analysis")
+    _timed(migrate_continuous, "frozen_classes", "frozen")
     _timed(migrate_continuous, "Twins", "twins")
     _timed(plan.Planner, "plan", "plan")
     _timed(emit.Emitter, "module", "emit")
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     for phase in (
         "libcst parse",
         "analysis",
+        "frozen",
         "twins",
         "plan",
         "emit",

@@ -268,7 +268,7 @@ class _Freezer:
     def _external_call(self, cls: _Class, test: TestAnalysis) -> tuple[str, list[str]]:
         """The first base from another module (as written; of ``cls`` or a same-file base) whose
         members ``test`` calls as ``self.<name>()``, and those names (the plan's ``_no_pg_text``)."""
-        called = _self_calls(test.node)
+        called = self_calls(test.node)
         for member in cls.mro():
             for written, found in member.analysis.external_bases:
                 helpers = [n for n in called if n in found.members and n not in member.own]
@@ -356,9 +356,9 @@ def _assigned_names(statements: Iterable[ast.stmt]) -> list[str]:
     return found
 
 
-def _self_calls(node: ast.AST) -> list[str]:
-    """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear
-    (``members.called_methods``)."""
+def self_calls(node: ast.AST) -> list[str]:
+    """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear (depth
+    first, in source order: libcst's)."""
     calls = [
         n.func.attr
         for n in walk(node)

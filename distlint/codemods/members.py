@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import libcst as cst
 
@@ -201,19 +200,6 @@ def member_uses(nodes: Iterable[cst.CSTNode]) -> frozenset[str]:
     for node in nodes:
         names |= _uses_of(node).names
     return frozenset(names)
-
-
-def called_methods(node: cst.CSTNode) -> list[str]:
-    """Names ``node`` calls as ``self.<name>(...)``, in the order they first appear."""
-    import libcst.matchers as matchers
-
-    calls = matchers.findall(
-        node, matchers.Call(func=matchers.Attribute(value=matchers.Name("self")))
-    )
-    # Each one is a Call of an Attribute (the matcher above).
-    return list(
-        dict.fromkeys(cast(cst.Attribute, cast(cst.Call, call).func).attr.value for call in calls)
-    )
 
 
 def class_level_names(statement: cst.BaseStatement) -> frozenset[str]:

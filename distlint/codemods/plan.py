@@ -54,7 +54,7 @@ from distlint.codemods.creation_edits import creation_edits
 from distlint.codemods.existing import find_existing, module_classes
 from distlint.codemods.factories import LOCAL_TENSOR, FactoryLine, factory_line, local_tensor_name
 from distlint.codemods.families import Decision, FamilyClass, MigrationPlan, test_variant
-from distlint.codemods.frozen import Frozen, applicable_reasons
+from distlint.codemods.frozen import Frozen, applicable_reasons, self_calls
 from distlint.codemods.placement import Placer
 from distlint.codemods.plan_report import build_report
 from distlint.codemods.report import FileReport, Why, no_pg_text
@@ -373,7 +373,7 @@ class Planner:
     def _no_pg_text(self, cls: FamilyClass, test: TestAnalysis) -> str:
         """``no-pg``'s text, naming the helpers of other modules the test calls: a PG created
         there is one the analysis does not see (and the test stays, as it must)."""
-        called = m.called_methods(self.twins.libcst_def(test.node))
+        called = self_calls(test.node)
         for member in cls.mro():
             for written, found in member.analysis.external_bases:
                 helpers = [
