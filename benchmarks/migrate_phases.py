@@ -5,7 +5,7 @@ each phase timed by wrapping the function that does it:
 
 * libcst parse    - ``distlint.source.parse`` as the migration calls it;
 * analysis        - the DL2xx analysis (on the stdlib ``ast`` tree);
-* frozen          - which per-test classes cannot change (``frozen_classes``: left out of libcst);
+* frozen          - which per-test classes cannot change (``Freezer.frozen``: left out of libcst);
 * twins           - pairing the ``ast`` statements with the libcst ones (``Twins``);
 * plan            - ``Planner.plan`` (what moves where);
 * emit            - ``Emitter.module`` (the new classes, the import edits);
@@ -34,7 +34,7 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from distlint.codemods import emit, migrate_continuous, plan  # noqa: E402
+from distlint.codemods import emit, frozen, migrate_continuous, plan  # noqa: E402
 from distlint.codemods.options import MigrateOptions  # noqa: E402
 from distlint.config import Config  # noqa: E402
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     sources = [(str(p), p.read_bytes()) for p in sorted(args.corpus.rglob(args.pattern))]
     _timed(migrate_continuous, "parse", "libcst parse")
     _timed(migrate_continuous, "_analyze", "analysis")
-    _timed(migrate_continuous, "frozen_classes", "frozen")
+    _timed(frozen.Freezer, "frozen", "frozen")
     _timed(migrate_continuous, "Twins", "twins")
     _timed(plan.Planner, "plan", "plan")
     _timed(emit.Emitter, "module", "emit")

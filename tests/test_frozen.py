@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from distlint.codemods import migrate_continuous
+from distlint.codemods.frozen import Freezer
 from distlint.codemods.migrate_continuous import MigrateOptions, _migrate
 from distlint.config import Config, load_config
 
@@ -74,13 +75,13 @@ OPTIONS = {
 def _frozen_of(monkeypatch: pytest.MonkeyPatch) -> list:
     """Records what each migration froze (the Frozen of each call)."""
     seen: list = []
-    original = migrate_continuous.frozen_classes
+    original = Freezer.frozen
 
-    def recording(*args, **kwargs):
-        seen.append(original(*args, **kwargs))
+    def recording(self):
+        seen.append(original(self))
         return seen[-1]
 
-    monkeypatch.setattr(migrate_continuous, "frozen_classes", recording)
+    monkeypatch.setattr(Freezer, "frozen", recording)
     return seen
 
 

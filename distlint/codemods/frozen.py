@@ -113,20 +113,10 @@ class Frozen:
         return frozenset(c.name for c in self.classes)
 
 
-def frozen_classes(
-    analysis: ModuleAnalysis,
-    tree: ast.Module,
-    source: Source,
-    names: AstNames,
-    suffix: str,
-    runtime: str | None,
-) -> Frozen:
-    """The frozen families of the analysed module ``tree`` (module docstring); ``runtime``: the
-    plan's (None: ``--no-reused-workers``)."""
-    return _Freezer(analysis, tree, source, names, suffix, runtime).frozen()
+class Freezer:
+    """Finds the frozen families of the analysed module ``tree`` (module docstring) and words
+    their report entries; ``runtime``: the plan's (None: ``--no-reused-workers``)."""
 
-
-class _Freezer:
     def __init__(
         self,
         analysis: ModuleAnalysis,

@@ -28,7 +28,7 @@ from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
 from distlint.codemods.emit import Emitter
-from distlint.codemods.frozen import Frozen, frozen_classes
+from distlint.codemods.frozen import Freezer, Frozen
 from distlint.codemods.options import MigrateOptions
 from distlint.codemods.plan import Planner
 from distlint.codemods.report import FileReport
@@ -160,7 +160,8 @@ def _migrate(
         frozen = Frozen()
         if leave_out:
             source_of = Source(analysed_text)
-            frozen = frozen_classes(analysis, tree, source_of, names, options.class_suffix, runtime)
+            freezer = Freezer(analysis, tree, source_of, names, options.class_suffix, runtime)
+            frozen = freezer.frozen()
         if frozen.everything:  # nothing can change: the report alone, without libcst
             result.report.classes = [entry for _, entry in sorted(frozen.entries, key=_first)]
             return result
