@@ -125,10 +125,12 @@ def migrate_source(
 def _migrate(
     source: bytes, path: str, config: Config, options: MigrateOptions, leave_out: bool
 ) -> MigrationResult:
-    """``leave_out``: parse the file with its plain classes replaced by stand-ins, as ``check``
-    does (:func:`~distlint.screens.plain_classes.plain_class_stand_ins`), and put them back into
-    the result; the same migration as from the whole file, at a fraction of libcst's cost where
-    most classes of a file spawn no ranks."""
+    """``leave_out``: give libcst the file with stand-ins for its plain classes
+    (:func:`~distlint.screens.plain_classes.plain_class_stand_ins`) and for the per-test classes
+    that cannot change (:mod:`distlint.codemods.frozen`, reported from the analysis), and put
+    them back into the result; the same migration as from the whole file, at a fraction of
+    libcst's cost where most classes of a file run no rank or move no test. A file where
+    nothing can change is reported without libcst."""
     result = MigrationResult(path, source, report=FileReport(path))
     try:
         text = decode_source(source, path)
