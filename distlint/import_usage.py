@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
+
+from distlint.syntax.ast_nodes import statements_below
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -107,7 +108,7 @@ def imported_names(code: str | bytes | ast.Module) -> list[ImportedName]:
     tree = code if isinstance(code, ast.Module) else ast.parse(code)
     top_level = {id(statement) for statement in tree.body}
     found: list[ImportedName] = []
-    for node in _statements(tree):
+    for node in statements_below(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found.append(
@@ -128,27 +129,6 @@ def imported_names(code: str | bytes | ast.Module) -> list[ImportedName]:
                         )
                     )
     return found
-
-
-def _statements(tree: ast.Module) -> Iterator[ast.AST]:
-    """Every statement of ``tree``, in ``ast.walk``'s order (breadth first), without its
-    expressions: no import is in one, and they are most of a module's nodes. A statement's
-    ancestors are statements, ``except`` handlers and ``case`` blocks alone, so its depth and
-    the order among its peers are those ``ast.walk`` gives."""
-    pending: deque[ast.AST] = deque([tree])
-    while pending:
-        node = pending.popleft()
-        yield node
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list) and value and isinstance(value[0], _BLOCK_ITEMS):
-                pending.extend(value)
-
-
-#: What a block holds: statements, or the handlers and cases that hold statements.
-_BLOCK_ITEMS: tuple[type, ...] = tuple(
-    getattr(ast, name) for name in ("stmt", "excepthandler", "match_case") if hasattr(ast, name)
-)
 
 
 def read_names(node: cst.CSTNode) -> set[str]:

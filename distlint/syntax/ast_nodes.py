@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Iterator
 from typing import Callable
 
 from distlint.syntax.ast_names import full_name
 
-__all__ = ["arguments_as_written", "children", "walk", "dotted_name", "Source"]
+__all__ = ["arguments_as_written", "children", "walk", "statements_below", "dotted_name", "Source"]
 
 #: One line with its ending (``\r\n``, ``\r`` or ``\n``: what the tokenizer counts).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -145,6 +146,28 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         current = stack.pop()
         yield current
         stack.extend(reversed(children(current)))
+
+
+#: What a block holds: statements, or the handlers and cases that hold statements.
+_BLOCK_ITEMS: tuple[type, ...] = tuple(
+    getattr(ast, name) for name in ("stmt", "excepthandler", "match_case") if hasattr(ast, name)
+)
+
+
+def statements_below(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement below ``node`` at any depth, with the ``except`` handlers and ``case``
+    blocks that hold them, breadth first in ``ast.walk``'s order; no expression is walked (none
+    holds a statement, and they are most of a module's nodes). A statement's ancestors are
+    statements, handlers and cases alone, so its depth and its order among its peers are those
+    ``ast.walk`` gives."""
+    pending: deque[ast.AST] = deque([node])
+    while pending:
+        current = pending.popleft()
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], _BLOCK_ITEMS):
+                yield from value
+                pending.extend(value)
 
 
 def dotted_name(node: ast.AST | None) -> str | None:

@@ -59,7 +59,7 @@ from distlint.analysis.pg.hooks import first_line, hook_problem, is_spawn, is_su
 from distlint.config import Config
 from distlint.syntax.ast_lines import SimpleLine, Unit, is_one_line, units
 from distlint.syntax.ast_names import AstNames
-from distlint.syntax.ast_nodes import Source, children
+from distlint.syntax.ast_nodes import Source, children, statements_below
 
 MULTI_PROCESS_TEST_CASE = "MultiProcessTestCase"
 #: Every per-test base distlint migrates (a class spawning in its own setUp derives from the last).
@@ -494,7 +494,7 @@ def _class_attributes(cls: ast.ClassDef) -> set[str]:
 def _self_assignments(cls: ast.ClassDef) -> set[str]:
     """``x`` for every ``self.x = ...`` (also annotated and augmented) anywhere in the class."""
     found: set[str] = set()
-    for node in _statements(cls):  # assignments are statements: no expression is visited
+    for node in statements_below(cls):  # assignments are statements: no expression is visited
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
@@ -510,25 +510,6 @@ def _self_assignments(cls: ast.ClassDef) -> set[str]:
                 found.add(target.attr)
     # Methods and properties are members too, never per-test state read as an attribute.
     return found
-
-
-#: The fields of statements (and of handlers, match cases) that hold statements.
-_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-
-
-def _statements(node: ast.AST) -> Iterator[ast.AST]:
-    """Every statement below ``node`` at any depth (with handlers and match cases), none of
-    the expressions (an expression holds no statement). Order: unspecified."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        for field in _STATEMENT_FIELDS:
-            value = getattr(current, field, None)
-            if isinstance(value, list):
-                for child in value:
-                    if isinstance(child, ast.AST) and not isinstance(child, ast.expr):
-                        yield child
-                        pending.append(child)
 
 
 def _self_reads(body: list[ast.stmt]) -> set[str]:
