@@ -81,7 +81,7 @@ def test_stand_ins_keep_every_line_and_give_the_classes_back() -> None:
     ).replace("\n", "\r\n")
     stand_ins = _stand_ins(text)
     assert stand_ins is not None
-    assert [c.name for c in stand_ins.classes] == ["TestA", "TestB"]
+    assert [c.name for c in stand_ins.statements] == ["TestA", "TestB"]
     assert stand_ins.text.count("\r\n") == text.count("\r\n")
     assert "@unittest.skip" not in stand_ins.text
     assert f'class TestB: "{STAND_IN_MARK} (1)"\r\n' in stand_ins.text
@@ -116,7 +116,7 @@ def test_a_plain_class_naming_a_kept_class_stays_for_the_plan_to_see() -> None:
     )
     stand_ins = _stand_ins(text)
     assert stand_ins is not None
-    assert [c.name for c in stand_ins.classes] == ["TestAlone"]
+    assert [c.name for c in stand_ins.statements] == ["TestAlone"]
 
 
 def test_a_file_holding_the_mark_leaves_nothing_out() -> None:

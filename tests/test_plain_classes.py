@@ -109,7 +109,7 @@ def test_the_stand_ins_tree_is_that_of_their_text() -> None:
         "x = 'é'; y = 2\n"
     )
     stand_ins = plain_class_stand_ins(text, ast.parse(text), multiprocess_words(PG_ONLY))
-    assert stand_ins is not None and len(stand_ins.classes) == 2
+    assert stand_ins is not None and len(stand_ins.statements) == 2
     expected = ast.parse(stand_ins.text)
     assert ast.dump(stand_ins.tree, include_attributes=True) == ast.dump(
         expected, include_attributes=True

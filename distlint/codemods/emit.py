@@ -349,7 +349,11 @@ class Emitter:
                 Placement.MOVE,
                 Placement.COPY,
             ):
-                statements.append(self._unit_statement(cls, unit).deep_clone())
+                member = self._unit_statement(cls, unit)
+                # A member that moves to the one continuous class appears once, as a moved test
+                # does: cloning it (most of a helper-heavy class) would only cost.
+                once = cls.placement.get(key) is Placement.MOVE and not cls.variants()
+                statements.append(member if once else member.deep_clone())
         node = cls.node
         body = cst.IndentedBlock(
             body=pep8_spaced(statements) or [cst.SimpleStatementLine(body=[cst.Pass()])]

@@ -27,6 +27,7 @@ from libcst.metadata import MetadataWrapper
 from distlint.analysis.external_bases import ExternalBases
 from distlint.analysis.model import ModuleAnalysis
 from distlint.analysis.pg import analyze_module, per_test_words
+from distlint.codemods.body_stand_ins import body_stand_ins
 from distlint.codemods.emit import Emitter
 from distlint.codemods.frozen import Freezer, Frozen
 from distlint.codemods.options import MigrateOptions
@@ -177,6 +178,16 @@ def _migrate(
             twin_tree, module_text = frozen_ins.tree, frozen_ins.text
         else:
             frozen = Frozen()  # every class goes to libcst
+        # The text the facts' positions are read against: the bodies left out below are there.
+        facts_text, opaque = module_text, frozenset[int]()
+        if leave_out and utf8 and STAND_IN_MARK not in text:
+            first = sum(len(layer.originals) for layer in layers)
+            bodies = body_stand_ins(
+                module_text, twin_tree, analysis, frozen.names, options.class_suffix, first
+            )
+            if bodies is not None:
+                layers.insert(0, bodies.stand_ins)
+                module_text, opaque = bodies.stand_ins.text, bodies.tests
         parsed = source if module_text is text else module_text.encode("utf-8")
         try:
             module = parse(parsed, path)
@@ -187,7 +198,7 @@ def _migrate(
         plan = Planner(
             wrapper,
             analysis,
-            Twins(twin_tree, module, module_text),
+            Twins(twin_tree, module, facts_text, opaque_bodies=opaque),
             config,
             options.class_suffix,
             _holds(source, options),

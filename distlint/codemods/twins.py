@@ -32,10 +32,20 @@ class Twins:
     """``ast`` statements (prepared: :func:`distlint.syntax.ast_lines.prepare`) of ``text`` and
     the libcst statements of the same text, paired."""
 
-    def __init__(self, tree: ast.Module, module: cst.Module, text: str) -> None:
-        #: The ``ast`` tree and the text both trees were parsed from (the facts' source).
+    def __init__(
+        self,
+        tree: ast.Module,
+        module: cst.Module,
+        text: str,
+        opaque_bodies: frozenset[int] = frozenset(),
+    ) -> None:
+        """``text``: the text ``tree`` was parsed from (the facts' source); ``opaque_bodies``:
+        ``id()`` of the defs of ``tree`` whose bodies are stand-ins in ``module``
+        (:mod:`distlint.codemods.body_stand_ins`): each def and its decorators are paired,
+        nothing in its body is."""
         self.tree = tree
         self.source = Source(text)
+        self._opaque_bodies = opaque_bodies
         self._to_cst: dict[int, cst.CSTNode] = {}
         self._to_ast: dict[int, AstStatement] = {}
         #: Keeps the paired ``ast`` objects alive, so that their ``id()`` keys stay theirs.
@@ -113,6 +123,8 @@ class Twins:
             assert isinstance(statement, (cst.FunctionDef, cst.ClassDef))
             for expression, decorator in zip(unit.decorator_list, statement.decorators):
                 self._pair(expression, decorator)
+            if id(unit) in self._opaque_bodies:
+                return
             self._suite(unit, "body", statement.body)
         elif isinstance(unit, ast.If):
             assert isinstance(statement, cst.If)

@@ -66,6 +66,8 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: The string a stand-in's body holds (with the class's number): absent from the file, or nothing
 #: is left out.
 STAND_IN_MARK = "distlint: a class left out of the migration"
+#: A stand-in's mark, with its number.
+_MARK = re.compile(re.escape(STAND_IN_MARK) + r" \(\d+\)")
 
 
 @dataclass(frozen=True)
@@ -75,23 +77,48 @@ class StandIns:
     text: str
     #: Each stand-in's text -> the text of the class it stands for.
     originals: dict[str, str]
-    #: The left-out classes (what they read still counts as a use of the module's imports).
-    classes: tuple[ast.ClassDef, ...]
+    #: The left-out classes or tests (what they read still counts as a use of the module's
+    #: imports).
+    statements: tuple[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, ...]
     #: The ``ast`` tree of :attr:`text`: the module's other statements, and the stand-ins.
     tree: ast.Module
 
     def left_out(self) -> list[tuple[str, ast.stmt]]:
-        """Each left-out class with its text (what its code may read is the module's too)."""
-        return list(zip(self.originals.values(), self.classes))
+        """Each left-out statement with its text (what its code may read is the module's too)."""
+        return list(zip(self.originals.values(), self.statements))
 
     def restore(self, code: str) -> str | None:
-        """``code`` (the module printed after its edits) with every class's own text back, or
-        ``None`` when a stand-in is not there exactly once (the caller then parses it all)."""
+        """``code`` (the module printed after its edits) with every statement's own text back, or
+        ``None`` when a stand-in is not there exactly once, at the start of a line, as written
+        (the caller then parses it all). One pass over ``code``, whatever the stand-ins' count."""
+        wanted: dict[str, tuple[int, str, str]] = {}
         for stand_in, original in self.originals.items():
-            if code.count(stand_in) != 1:
+            mark = _MARK.search(stand_in)
+            assert mark is not None
+            wanted[mark.group()] = (mark.start(), stand_in, original)
+        mine = set(wanted)
+        pieces: list[str] = []
+        done = 0
+        for mark in _MARK.finditer(code):
+            found = wanted.pop(mark.group(), None)
+            if found is None:
+                if mark.group() in mine:
+                    return None  # there twice
+                continue  # another layer's stand-in, put back after this one
+            offset, stand_in, original = found
+            start = mark.start() - offset
+            if (
+                start < done
+                or (start and code[start - 1] not in "\r\n")
+                or not code.startswith(stand_in, start)
+            ):
                 return None
-            code = code.replace(stand_in, original)
-        return code
+            pieces += [code[done:start], original]
+            done = start + len(stand_in)
+        if wanted:
+            return None  # not there
+        pieces.append(code[done:])
+        return "".join(pieces)
 
 
 def plain_class_stand_ins(
@@ -112,8 +139,7 @@ def stand_in_classes(
 ) -> StandIns:
     """``text`` (parsed as ``tree``) with the top-level ``classes`` replaced by stand-ins,
     numbered from ``first_number`` (a text with stand-ins already gets more after them)."""
-    lines = _NEWLINE.split(text)
-    endings = [*_NEWLINE.findall(text), ""]
+    lines, endings = split_lines(text)
     originals: dict[str, str] = {}
     stand_in_trees: dict[int, ast.stmt] = {}
     for number, cls in enumerate(classes, first_number):
@@ -124,7 +150,7 @@ def stand_in_classes(
             replacement = [f'class {cls.name}: "{mark}"']
         else:
             replacement = [f'class {cls.name}: """{mark}', *[""] * (last - first - 1), '"""']
-        originals[_joined(replacement, endings, first)] = _joined(
+        originals[joined_lines(replacement, endings, first)] = joined_lines(
             lines[first : last + 1], endings, first
         )
         lines[first : last + 1] = replacement
@@ -147,7 +173,12 @@ def _parsed_at(replacement: list[str], first: int) -> ast.stmt:
     return ast.increment_lineno(statement, first)
 
 
-def _joined(span: list[str], endings: list[str], start: int) -> str:
+def split_lines(text: str) -> tuple[list[str], list[str]]:
+    """``text``'s lines without their endings, and the endings (``""`` after the last line)."""
+    return _NEWLINE.split(text), [*_NEWLINE.findall(text), ""]
+
+
+def joined_lines(span: list[str], endings: list[str], start: int) -> str:
     """Lines ``start``.. of a text, with the line endings between them (none after the last)."""
     return "".join(
         line + (endings[start + i] if i < len(span) - 1 else "") for i, line in enumerate(span)
