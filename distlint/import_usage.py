@@ -11,8 +11,10 @@ to hand libcst's ``RemoveImportsVisitor`` only the import lines with something t
 from __future__ import annotations
 
 import ast
+import bisect
+import copy
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -73,6 +75,43 @@ class ImportUsage:
                     if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                         names.update(_strings(node.value))
         return cls(frozenset(names), frozenset(nested))
+
+    @classmethod
+    def used_among(
+        cls,
+        pieces: Iterable[tuple[str, ast.stmt]],
+        scheduled: Sequence[Scheduled],
+        words_of: Callable[[Sequence[Scheduled]], re.Pattern[str]],
+    ) -> set[Scheduled]:
+        """Which of ``scheduled`` the ``pieces`` (statements, each with its text, which ends on
+        its last line) use (:meth:`in_use`). ``words_of`` finds what code must write to read one
+        of some scheduled imports (``imports.scheduled_words``; a line outside ASCII or with a
+        backslash may too): only a part with such a line is walked, a class or def one member
+        at a time (the classes ``distlint migrate`` leaves out of libcst's tree are large, and
+        an import is read in a few of their members), and an import found in use is looked
+        for no more."""
+        pending = list(dict.fromkeys(scheduled))
+        hot = _hot(words_of(pending))
+        used: set[Scheduled] = set()
+        for code, statement in pieces:
+            lines, breaks = _hot_lines(code, hot)
+            first = (statement.end_lineno or statement.lineno) - breaks  # the code's first line
+            for part, header in _parts(statement) if lines else ():
+                start = _first_line(part) - first
+                if not header and start >= 0:
+                    at = bisect.bisect_left(lines, start)
+                    if at == len(lines) or lines[at] > (part.end_lineno or part.lineno) - first:
+                        continue  # no line of the part may read one
+                usage = cls.of_statements([part])
+                found = [item for item in pending if usage.in_use(item)]
+                if found:
+                    used.update(found)
+                    pending = [item for item in pending if item not in used]
+                    if not pending:
+                        return used
+                    hot = _hot(words_of(pending))
+                    lines, _ = _hot_lines(code, hot)
+        return used
 
     def in_use(self, item: Scheduled) -> bool:
         module, obj, asname = item
@@ -147,6 +186,52 @@ def read_names(node: cst.CSTNode) -> set[str]:
                 found.add(name)
         pending.extend(current.children)
     return found
+
+
+def _parts(statement: ast.stmt) -> Iterator[tuple[ast.stmt, bool]]:
+    """``statement``, a class or def cut into its header (a copy without a body: decorators,
+    bases, parameters, annotations; ``True``) and the parts of each statement of its body; any
+    other statement whole. Together they read the names ``statement`` reads."""
+    if not isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield statement, False
+        return
+    header = copy.copy(statement)
+    header.body = []
+    yield header, True
+    for child in statement.body:
+        yield from _parts(child)
+
+
+def _hot(words: re.Pattern[str]) -> re.Pattern[str]:
+    """``words``, and what makes a line read more than it writes: a character outside ASCII (a
+    name ``ast`` normalises), a backslash (a string with escapes)."""
+    return re.compile(rf"[^\x00-\x7f]|\\|{words.pattern}")
+
+
+def _hot_lines(code: str, hot: re.Pattern[str]) -> tuple[list[int], int]:
+    """The indexes of ``code``'s lines where ``hot`` matches, in order, and how many line
+    breaks ``code`` holds (``\\r\\n``, ``\\r``, ``\\n``)."""
+    found: list[int] = []
+    line = done = 0
+    returns = "\r" in code
+    for match in hot.finditer(code):  # a match never starts inside a line break
+        line += _breaks(code, done, match.start(), returns)
+        done = match.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found, line + _breaks(code, done, len(code), returns)
+
+
+def _breaks(code: str, start: int, end: int, returns: bool) -> int:
+    count = code.count("\n", start, end)
+    if returns:
+        count += code.count("\r", start, end) - code.count("\r\n", start, end)
+    return count
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", ())
+    return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[ImportKey]:

@@ -149,11 +149,8 @@ class ImportChanges:
                 dict.fromkeys(self._removals.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, []))
             )
             if self._elsewhere and scheduled:
-                mentions = scheduled_words(scheduled)
-                outside = ImportUsage.of_statements(
-                    [s for code, s in self._elsewhere if may_mention(code, mentions)]
-                )
-                scheduled = [item for item in scheduled if not outside.in_use(item)]
+                used = ImportUsage.used_among(self._elsewhere, scheduled, scheduled_words)
+                scheduled = [item for item in scheduled if item not in used]
             if scheduled:
                 module = _remove_unused(module, scheduled, self._usage(module, scheduled))
         return module

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
+from pathlib import Path
 from typing import cast
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from distlint.imports import ImportChanges, ImportSpec, add_imports
+from distlint.import_usage import ImportUsage, imported_names
+from distlint.imports import ImportChanges, ImportSpec, add_imports, scheduled_words
 from distlint.linter import apply_fixes
 from distlint.rules.base import Fix
 
@@ -361,3 +364,42 @@ def test_imported_names_come_in_ast_walks_order_without_walking_expressions():
     found = [entry.scheduled[1] or entry.scheduled[0] for entry in imported_names(tree)]
     assert found == expected
     assert [entry.top_level for entry in imported_names(tree)][:2] == [True, True]
+
+
+def _pieces(text: str) -> list[tuple[str, ast.stmt]]:
+    """Each top-level statement with its text (from its first decorator to its last line)."""
+    lines = text.splitlines(keepends=True)
+    pieces = []
+    for statement in ast.parse(text).body:
+        first = min(
+            [statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))]
+        )
+        pieces.append(("".join(lines[first - 1 : statement.end_lineno]).rstrip("\r\n"), statement))
+    return pieces
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_used_among_reads_what_the_whole_walk_reads_member_by_member(newline):
+    """The classes left out of libcst's tree are read a member at a time, and only where a
+    scheduled name is written: the same answer as walking them whole, on every fixture."""
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    compared = 0
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\n", newline)
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            continue
+        scheduled = [entry.scheduled for entry in imported_names(text)]
+        if not scheduled:
+            continue
+        pieces = [
+            (code, s)
+            for code, s in _pieces(text)
+            if not isinstance(s, (ast.Import, ast.ImportFrom))
+        ]
+        whole = ImportUsage.of_statements([s for _, s in pieces])
+        expected = {item for item in scheduled if whole.in_use(item)}
+        assert ImportUsage.used_among(pieces, scheduled, scheduled_words) == expected, path
+        compared += 1
+    assert compared > 50
