@@ -5,14 +5,25 @@ which scheduled imports nothing uses any more (:mod:`distlint.imports`), once fo
 writes. Between the two only import lines change, and libcst's edits keep every other
 top-level statement the same object, so each statement's text is generated once and reused
 (the second print of PyTorch's 295 KB ``test_c10d_nccl.py`` was ~10% of its migration).
+
+A statement the edits kept is not even generated once: its code is its lines of the text the
+module was parsed from (:meth:`ModuleCode.remember_parsed`), a third of the printing.
 """
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from distlint.syntax.ast_lines import SimpleLine, Unit
 
 if TYPE_CHECKING:
     import libcst as cst
+
+#: What ends a line for Python's tokenizer, as libcst splits lines too.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 class ModuleCode:
@@ -21,6 +32,49 @@ class ModuleCode:
     def __init__(self) -> None:
         #: id(node) -> (node, indent, newline, its code): the node is kept, so its id stays its own.
         self._texts: dict[int, tuple[cst.CSTNode, str, str, str]] = {}
+
+    def remember_parsed(
+        self,
+        module: cst.Module,
+        text: str,
+        twin_of: Callable[[cst.CSTNode], Unit | ast.expr],
+    ) -> None:
+        """Remember the code of each top-level statement of ``module``, parsed from ``text``,
+        as its lines of ``text``: those of its leading empty and comment lines (libcst's
+        ``leading_lines``, one line each), then its own up to where the next statement's
+        begin (a block's trailing lines are the block's), the last up to the module's
+        ``footer``. ``twin_of``: a statement's ``ast`` twin (``Twins.ast_of``: the line its first
+        token is on; ``KeyError`` where it has none). Nothing is remembered where the lines do not
+        have the shape that says so (a line that should be empty or a comment is not, a
+        statement would begin before the one above it ends)."""
+        lines = _LINE.findall(text)
+        if not module.has_trailing_newline or not module.body or "".join(lines) != text:
+            return
+        starts: list[int] = []
+        for statement in module.body:
+            try:
+                first = first_token_line(twin_of(statement))
+            except KeyError:
+                return
+            if first is None:
+                return
+            start = first - 1 - len(statement.leading_lines)
+            leading = lines[start : first - 1]
+            if start < (starts[-1] + 1 if starts else 0) or not all(
+                _empty(line) for line in leading
+            ):
+                return
+            if getattr(statement, "decorators", None) and not lines[first - 1].lstrip().startswith(
+                "@"
+            ):
+                return  # ``@(\n  decorator)``: its expression starts below the ``@``
+            starts.append(start)
+        end = len(lines) - len(module.footer)
+        if end < starts[-1] + 1 or not all(_empty(line) for line in lines[end:]):
+            return
+        indent, newline = module.default_indent, module.default_newline
+        for statement, start, stop in zip(module.body, starts, [*starts[1:], end]):
+            self._texts[id(statement)] = (statement, indent, newline, "".join(lines[start:stop]))
 
     def of(self, module: cst.Module) -> str:
         """Exactly ``module.code``. A top-level statement starts at column 0 with no indentation
@@ -40,3 +94,21 @@ class ModuleCode:
             known = (node, indent, newline, module.code_for_node(node))
             self._texts[id(node)] = known
         return known[3]
+
+
+def _empty(line: str) -> bool:
+    """A line libcst reads as an ``EmptyLine``: nothing, or a comment, after whitespace."""
+    code = line.strip(" \t\f\r\n")
+    return not code or code.startswith("#")
+
+
+def first_token_line(unit: Unit | ast.expr) -> int | None:
+    """The line a unit's first token is on: its first decorator's (its ``@``'s, but for a
+    decorator written below it), its keyword's, a line's first statement's; None for what is
+    no statement."""
+    if isinstance(unit, SimpleLine):
+        return unit.body[0].lineno
+    if not isinstance(unit, ast.stmt):
+        return None
+    decorators = getattr(unit, "decorator_list", ())
+    return min(d.lineno for d in decorators) if decorators else unit.lineno

@@ -56,3 +56,52 @@ def test_each_statement_is_printed_once(monkeypatch: pytest.MonkeyPatch) -> None
     code.of(module)
     assert code.of(without_import) == expected
     assert printed == list(module.body)
+
+
+def _remembered(source: str) -> tuple[cst.Module, dict[int, str]]:
+    """The module of ``source`` and the code remembered from its text for its statements."""
+    import ast
+
+    from distlint.codemods.twins import Twins
+    from distlint.syntax.ast_lines import prepare
+
+    module = cst.parse_module(source)
+    tree = ast.parse(source)
+    prepare(tree, source)
+    code = ModuleCode()
+    code.remember_parsed(module, source, Twins(tree, module, source).ast_of)
+    remembered = {key: entry[3] for key, entry in code._texts.items()}
+    return module, remembered
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_parsed_statements_code_is_its_lines_of_the_text(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    try:
+        module, remembered = _remembered(source)
+    except SyntaxError:  # libcst parses what ast does not
+        return
+    assert all(
+        remembered[id(s)] == module.code_for_node(s) for s in module.body if id(s) in remembered
+    )
+    assert len(remembered) in (0, len(module.body))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\n\n# about f\ndef f():\n    return 1\n        # the body's\n    # the def's\n# f's too? no: the next's\nx = 1\n",
+        "@(\n    decorator\n)\ndef f():\n    pass\n",
+        "class A:\n    pass\n\n\n# footer\n",
+        "x = 1; y = 2\r\nif x:\r\n    pass\r\n# trailing\r\n",
+        '"""doc"""\n\n\nimport os  # why\n\n\n\nclass B(os.PathLike):\n    """s\n\n# not a comment\n"""\n',
+    ],
+    ids=["comments-between", "decorator-below-its-at", "footer", "crlf", "string-lines"],
+)
+def test_remembered_code_is_libcsts_for_every_shape(source: str) -> None:
+    module, remembered = _remembered(source)
+    assert [remembered[id(s)] for s in module.body if id(s) in remembered] == [
+        module.code_for_node(s) for s in module.body if id(s) in remembered
+    ]
+    # A decorator written below its ``@`` does not say where its statement starts: nothing.
+    assert len(remembered) == (0 if source.startswith("@(") else len(module.body))

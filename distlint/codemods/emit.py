@@ -68,10 +68,12 @@ class Emitter:
         runners: Sequence[str],
         source: bytes | ast.Module | None = None,
         elsewhere: Sequence[tuple[str, ast.stmt]] = (),
+        parsed_text: str | None = None,
     ) -> None:
         """``source``: the bytes ``wrapper``'s module was parsed from, or their stdlib ``ast`` tree
         (saves printing it again); ``elsewhere``: the file's code outside that module, each
-        statement with its text (the imports it reads stay)."""
+        statement with its text (the imports it reads stay); ``parsed_text``: the text the
+        module was parsed from (the code of the statements the edits keep is their lines)."""
         self.plan = plan
         self.wrapper = wrapper
         self.options = options
@@ -80,6 +82,8 @@ class Emitter:
         self.runtime_module = RUNTIME_MODULES[options.runtime]
         # Imports the new classes need, and those of removed code, applied once at the end.
         self.imports = ImportChanges(wrapper, source, elsewhere, plan.twins.ast_statements)
+        if parsed_text is not None:
+            self.imports.code.remember_parsed(plan.module, parsed_text, plan.twins.ast_of)
         #: Whether a continuous base of ``--runtime distlint`` is used (the runner switches).
         self.uses_base = False
         #: Names to import (continuous bases, world-size constants), with the name each is bound to.
@@ -284,8 +288,8 @@ class Emitter:
             ):
                 continue
             kept.append(unit.statement)
-        if not any(not _is_noise(s) for s in kept):
-            kept = [s for s in kept if not _is_noise(s)] or [
+        if not any(not m.is_noise(s) for s in kept):
+            kept = [s for s in kept if not m.is_noise(s)] or [
                 cst.SimpleStatementLine(body=[cst.Pass()])
             ]
         node = cls.node
@@ -592,10 +596,3 @@ def _ensure_main_block(
 
 def _expression(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
-
-
-def _is_noise(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
-        for s in statement.body
-    )

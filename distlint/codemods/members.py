@@ -87,6 +87,14 @@ def _assigned_names(line: cst.SimpleStatementLine) -> tuple[str, ...] | None:
     return tuple(names)
 
 
+def is_noise(statement: cst.BaseStatement) -> bool:
+    """A line of ``pass`` and ``...``: it defines nothing."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+        for s in statement.body
+    )
+
+
 def classify_body(node: cst.ClassDef) -> ClassBody:
     body = ClassBody(node)
     statements = class_statements(node)
@@ -101,11 +109,7 @@ def classify_body(node: cst.ClassDef) -> ClassBody:
         elif isinstance(statement, cst.ClassDef):
             body.units.append(Unit(statement, (statement.name.value,), "class"))
         elif isinstance(statement, cst.SimpleStatementLine):
-            if all(
-                isinstance(s, cst.Pass)
-                or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
-                for s in statement.body
-            ):
+            if is_noise(statement):
                 body.units.append(Unit(statement, (), "noise"))
                 continue
             names = _assigned_names(statement)

@@ -213,7 +213,10 @@ def _migrate(
         if not plan.changes:
             return result
         elsewhere = [pair for layer in layers for pair in layer.left_out()]
-        emitter = Emitter(plan, wrapper, options, config.runners, twin_tree, elsewhere)
+        printed_from = module_text if utf8 and not module_text.startswith("\ufeff") else None
+        emitter = Emitter(
+            plan, wrapper, options, config.runners, twin_tree, elsewhere, printed_from
+        )
         migrated = emitter.module()
         code: str | None = emitter.code(migrated)
         for layer in layers:
