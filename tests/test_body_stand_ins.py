@@ -211,3 +211,15 @@ def test_fixtures_have_bodies_of_tests_that_stay_and_of_tests_that_move(monkeypa
         moved += sum(name in c.moved for c in result.report.classes for name in names)
         stayed += sum(left.test in names for c in result.report.classes for left in c.left)
     assert moved >= 3 and stayed >= 3, (moved, stayed)
+
+
+def test_a_plan_that_asks_about_a_body_left_out_gets_the_whole_file(monkeypatch):
+    """Were a body the plan edits ever left out (the analysis' word wrong), the plan's question
+    about a statement in it sends the file to libcst whole: the same result, not an error."""
+    from distlint.codemods import body_stand_ins
+
+    monkeypatch.setattr(body_stand_ins, "_body_unedited", lambda test, suffix: True)
+    seen = _left_out_bodies(monkeypatch)
+    result = _same_as_whole(HEADER + MAIN)
+    assert "test_moves_with_edits" in seen[0]  # left out, then asked about
+    assert result.changed and result.error is None

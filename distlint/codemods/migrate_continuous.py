@@ -37,7 +37,7 @@ from distlint.codemods.rewrite import (
     RewriteError,
 )
 from distlint.codemods.torch_runtime_holds import rng_state_holds
-from distlint.codemods.twins import Twins
+from distlint.codemods.twins import InLeftOutBody, Twins
 from distlint.config import Config
 from distlint.screens.plain_classes import (
     STAND_IN_MARK,
@@ -224,6 +224,8 @@ def _migrate(
         if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
             return _migrate(source, path, config, options, False)
         new_bytes = code.encode(migrated.encoding)
+    except InLeftOutBody:  # the plan asked about a body left out: parse it all
+        return _migrate(source, path, config, options, False)
     except RecursionError:
         result.error = f"{path}: error: file too deeply nested to analyse"
         return result

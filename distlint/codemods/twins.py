@@ -28,6 +28,11 @@ class TwinMismatch(Exception):
     """The two trees disagree on a block: they were not parsed from the same text."""
 
 
+class InLeftOutBody(KeyError):
+    """A statement with no libcst twin where some bodies are stand-ins: one of those bodies was
+    asked about (``distlint migrate`` then parses the whole file)."""
+
+
 class Twins:
     """``ast`` statements (prepared: :func:`distlint.syntax.ast_lines.prepare`) of ``text`` and
     the libcst statements of the same text, paired."""
@@ -56,7 +61,8 @@ class Twins:
         """The libcst twin of a unit, a def, a class or a decorator expression."""
         found = self._to_cst.get(id(node))
         if found is None:
-            raise KeyError(f"no libcst twin for {node!r}")
+            missing = InLeftOutBody if self._opaque_bodies else KeyError
+            raise missing(f"no libcst twin for {node!r}")
         return found
 
     def libcst_statement(self, node: Unit) -> cst.BaseStatement:
