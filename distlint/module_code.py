@@ -32,6 +32,8 @@ class ModuleCode:
     def __init__(self) -> None:
         #: id(node) -> (node, indent, newline, its code): the node is kept, so its id stays its own.
         self._texts: dict[int, tuple[cst.CSTNode, str, str, str]] = {}
+        #: The statements whose code is their lines of the parsed text (:meth:`remember_parsed`).
+        self._parsed: set[int] = set()
 
     def remember_parsed(
         self,
@@ -75,6 +77,29 @@ class ModuleCode:
         indent, newline = module.default_indent, module.default_newline
         for statement, start, stop in zip(module.body, starts, [*starts[1:], end]):
             self._texts[id(statement)] = (statement, indent, newline, "".join(lines[start:stop]))
+            self._parsed.add(id(statement))
+
+    def edited_code(self, module: cst.Module) -> str | None:
+        """The code of the top-level statements of ``module`` (an edit of the module given to
+        :meth:`remember_parsed`) that are not the parsed ones, after the module's ``from
+        __future__`` imports: what the edits can have made invalid Python (the others are
+        the file's own lines; no error of the compiler spans two top-level statements but a
+        misplaced ``__future__`` import). None where nothing was remembered, or a ``__future__``
+        import does not come first (the whole module's code is to be compiled)."""
+        from distlint.cst_utils import is_string_statement
+
+        if not self._parsed:
+            return None
+        futures: list[str] = []
+        edited: list[str] = []
+        for index, node in enumerate(module.body):
+            if _is_future_import(node):
+                if edited or index > len(futures) + is_string_statement(module.body[0]):
+                    return None
+                futures.append(self.of_statement(module, node))
+            elif id(node) not in self._parsed or self._texts[id(node)][0] is not node:
+                edited.append(self.of_statement(module, node))
+        return "".join(futures + edited)
 
     def of(self, module: cst.Module) -> str:
         """Exactly ``module.code``. A top-level statement starts at column 0 with no indentation
@@ -94,6 +119,18 @@ class ModuleCode:
             known = (node, indent, newline, module.code_for_node(node))
             self._texts[id(node)] = known
         return known[3]
+
+
+def _is_future_import(node: cst.CSTNode) -> bool:
+    import libcst as cst
+
+    return isinstance(node, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.ImportFrom)
+        and isinstance(s.module, cst.Name)
+        and s.module.value == "__future__"
+        and not s.relative
+        for s in node.body
+    )
 
 
 def _empty(line: str) -> bool:

@@ -213,7 +213,7 @@ def _built_by_the_parser(node: object) -> None:
     """Stands in for ``CSTNode.__post_init__`` while libcst's parser builds a tree."""
 
 
-def verify_python(source: bytes, path: str) -> None:
+def verify_python(source: bytes | str, path: str) -> None:
     """Raise ``ValueError`` unless ``source`` compiles: CPython's own parser, the one that will run
     the file, re-reads what was written (libcst's parser, ~20x slower, is not needed to judge
     code libcst itself printed)."""

@@ -1902,3 +1902,39 @@ def test_a_timeout_built_from_a_tests_own_names_does_not_become_a_class_attribut
     ((entry),) = report.reused
     assert entry.code == "class-timeout", result.report.text()
     assert f"reads {local}, not bound in the module" in entry.text
+
+
+def test_invalid_edits_are_reported_at_their_line_of_the_whole_file(monkeypatch) -> None:
+    """Only what the edits made is compiled; an error there is worded as the whole file says it."""
+    import libcst as cst
+
+    from distlint.codemods.emit import Emitter
+
+    case = FIXTURES / "test_gloo_init_pg.py"
+    good = migrate_source(case.read_bytes(), _relative(case)).migrated
+    assert good is not None
+    module = Emitter.module
+
+    def broken(self):
+        edited = module(self)
+        return edited.with_changes(body=[*edited.body, cst.parse_statement("return 1\n")])
+
+    monkeypatch.setattr(Emitter, "module", broken)
+    import distlint.codemods.migrate_continuous as migrate
+
+    compiled: list[bytes | str] = []
+    verify = migrate.verify_python
+    monkeypatch.setattr(
+        migrate,
+        "verify_python",
+        lambda source, path: compiled.append(source) or verify(source, path),
+    )
+    result = migrate_source(case.read_bytes(), _relative(case))
+    assert result.migrated is None
+    # The edits alone first (a few statements), then the whole file for the error's line.
+    assert isinstance(compiled[0], str) and len(compiled[0]) < len(good) < len(compiled[1])
+    line = good.count(b"\n") + 1  # the statement added after the file's last line
+    assert result.error == (
+        f"{_relative(case)}: error: not migrated, distlint produced invalid code "
+        f"(result does not compile: 'return' outside function (line {line})); please report this"
+    )

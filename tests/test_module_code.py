@@ -60,16 +60,9 @@ def test_each_statement_is_printed_once(monkeypatch: pytest.MonkeyPatch) -> None
 
 def _remembered(source: str) -> tuple[cst.Module, dict[int, str]]:
     """The module of ``source`` and the code remembered from its text for its statements."""
-    import ast
-
-    from distlint.codemods.twins import Twins
-    from distlint.syntax.ast_lines import prepare
-
     module = cst.parse_module(source)
-    tree = ast.parse(source)
-    prepare(tree, source)
     code = ModuleCode()
-    code.remember_parsed(module, source, Twins(tree, module, source).ast_of)
+    code.remember_parsed(module, source, _twins(module, source).ast_of)
     remembered = {key: entry[3] for key, entry in code._texts.items()}
     return module, remembered
 
@@ -105,3 +98,30 @@ def test_remembered_code_is_libcsts_for_every_shape(source: str) -> None:
     ]
     # A decorator written below its ``@`` does not say where its statement starts: nothing.
     assert len(remembered) == (0 if source.startswith("@(") else len(module.body))
+
+
+def test_edited_code_is_what_the_edits_made_after_the_future_imports() -> None:
+    source = (
+        '"""doc."""\nfrom __future__ import annotations\n\nimport os\n\n\nclass A:\n    x = 1\n'
+    )
+    module, _ = _remembered(source)
+    code = ModuleCode()
+    code.remember_parsed(module, source, _twins(module, source).ast_of)
+    assert code.edited_code(module) == "from __future__ import annotations\n"
+    edited = module.with_changes(body=[*module.body[:3], cst.parse_statement("y = 2\n")])
+    assert code.edited_code(edited) == "from __future__ import annotations\ny = 2\n"
+    # A future import below another statement is the whole module's to judge.
+    moved = module.with_changes(body=[module.body[0], module.body[2], module.body[1]])
+    assert code.edited_code(moved) is None
+    assert ModuleCode().edited_code(module) is None  # nothing remembered: compile it all
+
+
+def _twins(module: cst.Module, source: str):
+    import ast
+
+    from distlint.codemods.twins import Twins
+    from distlint.syntax.ast_lines import prepare
+
+    tree = ast.parse(source)
+    prepare(tree, source)
+    return Twins(tree, module, source)

@@ -219,6 +219,8 @@ def _migrate(
         )
         migrated = emitter.module()
         code: str | None = emitter.code(migrated)
+        # What the edits made (stand-ins in it) is what to compile: the rest is the file's own.
+        edited = emitter.imports.code.edited_code(migrated)
         for layer in layers:
             code = None if code is None else layer.restore(code)
         if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
@@ -239,7 +241,10 @@ def _migrate(
         if names is not None:
             names.release()  # no cyclic collector pass over the tree's names afterwards
     try:
-        verify_python(new_bytes, path)
+        try:
+            verify_python(new_bytes if edited is None else edited, path)
+        except ValueError:
+            verify_python(new_bytes, path)  # the error as the whole file says it (its lines)
     except ValueError as exc:
         result.error = f"{path}: error: not migrated, distlint produced invalid code ({exc}); please report this"
         return result
