@@ -119,13 +119,9 @@ def test_bodies_the_plan_never_edits_are_left_out(monkeypatch, options):
     [
         ("value = self.helper()", "value = getattr(self, 'helper')()"),
         ("value = self.helper()", "value = super(MeshTest, self).helper()"),
-        (
-            "    def helper(self):",
-            "    def test_helper_caller(self):\n        self.test_no_pg()\n\n    def helper(self):",
-        ),
         ("value = self.helper()", "value = self.helper()  # naïve"),
     ],
-    ids=["reflection", "super with arguments", "name written twice", "a name character"],
+    ids=["reflection", "super with arguments", "a name character"],
 )
 def test_a_body_the_stand_in_could_not_say_stays_in_the_tree(monkeypatch, change):
     seen = _left_out_bodies(monkeypatch)
@@ -223,3 +219,62 @@ def test_a_plan_that_asks_about_a_body_left_out_gets_the_whole_file(monkeypatch)
     result = _same_as_whole(HEADER + MAIN)
     assert "test_moves_with_edits" in seen[0]  # left out, then asked about
     assert result.changed and result.error is None
+
+
+HELPERS = """\
+import os
+
+import torch.distributed as dist
+from torch.testing._internal.common_distributed import MultiProcessTestCase
+
+
+class {name}(MultiProcessTestCase):
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    @property
+    def world_size(self):
+        size = 2
+        return size
+
+    def _init_pg(self):
+        store = dist.FileStore(self.file_name, self.world_size)
+        dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size, store=store)
+        dist.barrier()
+
+    def _check(self, value):
+        total = value + self.rank
+        self.assertGreaterEqual(total, 0)
+        return total
+
+    def test_moves(self):
+        self._init_pg()
+        self._check(1)
+        dist.destroy_process_group()
+
+    def test_stays(self):
+        os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        self._init_pg()
+        self._check(2)
+"""
+
+
+@pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
+def test_helpers_of_a_class_that_stays_are_left_out_unless_the_plan_edits_them(
+    monkeypatch, options
+):
+    seen = _left_out_bodies(monkeypatch)
+    result = _same_as_whole(HELPERS.format(name="GlooTest"), options)
+    assert result.changed
+    # _init_pg creates the moved test's PG (the plan rewrites it), world_size and setUp are
+    # read; test_moves's PG teardown goes.
+    assert seen == [{"_check", "test_stays"}]
+
+
+def test_helpers_of_a_class_that_may_go_stay_in_the_tree(monkeypatch):
+    seen = _left_out_bodies(monkeypatch)
+    moves_only = HELPERS.format(name="GlooTest").split("    def test_stays")[0]
+    result = _same_as_whole(moves_only)
+    assert result.changed
+    assert seen == [set()]  # _check stays in the tree: the class may go, and drop it

@@ -1,10 +1,10 @@
-"""Test bodies a migration never edits, left out of libcst's parse.
+"""Bodies of tests and helpers a migration never edits, left out of libcst's parse.
 
-In the classes that change, most of the text is test bodies that come out as they went in:
-tests that stay (PyTorch's ``test_c10d_nccl.py``: 72 KB of the 149 KB libcst parses there),
-and moved tests whose PG comes from a decorator (``@with_comms``, which goes) or from the
-base class. Where the analysis alone says the plan edits nothing in a test's body, the body
-gets a stand-in of the same lines that says what the plan reads of it::
+In the classes that change, most of the text is bodies that come out as they went in: tests
+that stay (PyTorch's ``test_c10d_nccl.py``: 72 KB of the 149 KB libcst parses there), moved
+tests whose PG comes from a decorator (``@with_comms``, which goes) or from the base class,
+and the helpers they call. Where the analysis alone says the plan edits nothing in a body, the
+body gets a stand-in of the same lines that says what the plan reads of it::
 
     @with_comms
     def test_x(self):
@@ -13,25 +13,31 @@ gets a stand-in of the same lines that says what the plan reads of it::
     \"\"\"
 
 The def line and the decorators stay real: the plan reads the name, drops a PG decorator, moves
-the whole def. Of the body it reads only the members used through ``self``
+or copies the whole def. Of the body it reads only the members used through ``self``
 (:func:`~distlint.codemods.members.member_uses`, for placement; the stand-in reads the same
 names), whether it needs its class (``super(X, self)``, name-mangled attributes:
-``needs_fixed_class``), and whether it does anything (``has_work_left``: the stand-in does,
-and so must the body). :meth:`~distlint.screens.plain_classes.StandIns.restore` puts the body's
-own text back into the migrated module's code, as for the classes left out
-(:mod:`distlint.screens.plain_classes`, :mod:`distlint.codemods.frozen`); a stand-in the result
-does not hold exactly once (a body copied, re-indented) makes the caller parse it all.
+``needs_fixed_class``), and whether a test does anything (``has_work_left``: the stand-in
+does, and so must the body). :meth:`~distlint.screens.plain_classes.StandIns.restore` puts the
+body's own text back into the migrated module's code, as for the classes left out
+(:mod:`distlint.screens.plain_classes`, :mod:`distlint.codemods.frozen`). Where that fails, the
+caller parses the whole file: a stand-in the result does not hold exactly once, at the start of
+a line (a body copied, re-indented), or a statement of a body left out that the plan asks about
+(``twins.InLeftOutBody``).
 
 A body is left out only when all of this holds (anything else keeps it):
 
-* its test is a direct member of a top-level per-test class the plan reads (not frozen), and,
-  from the analysis alone, the plan edits nothing in it: the test stays (it creates no PG, or
-  has a reason of the analysis that holds for this run:
-  :func:`~distlint.codemods.frozen.applicable_reasons`), or it would move with its PG from
-  a decorator, the base class or ``init_device_mesh`` and no teardown to drop;
-* the test's name is written nowhere else in the file (no other code calls it: a helper's body
-  may be edited), and no character of the body outside ASCII could be part of a name (``ast``
-  and libcst see the same names);
+* its def is a direct member of a top-level per-test class the plan reads (not frozen), and,
+  from the analysis alone, the plan edits nothing in it:
+
+  * a test that stays (it creates no PG, or has a reason of the analysis that holds for this
+    run: :func:`~distlint.codemods.frozen.applicable_reasons`), or that would move with its PG
+    from a decorator, the base class or ``init_device_mesh`` and no teardown to drop;
+  * a helper of a class that keeps a test (so the class stays, and nothing of it is dropped:
+    a dropped member's imports would go), other than a hook, ``opts`` and what the runtime
+    reads (``world_size``, ``device_type``);
+  * and no PG fact names it as where a PG is created or torn down (a helper the plan rewrites);
+* no character of the body outside ASCII could be part of a name (``ast`` and libcst see the
+  same names);
 * the body does something besides strings and ``pass``; it calls no ``super(...)`` with
   arguments and no ``getattr``/``hasattr``/``setattr``/``delattr`` (what a stand-in could not
   say the same way);
@@ -43,22 +49,23 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Union
 
 from distlint.analysis.model import CreationKind, ExecutionModel, ModuleAnalysis, TestAnalysis
+from distlint.analysis.pg.references import HOOKS
+from distlint.codemods.bases.spec import RUNTIME_READS
 from distlint.codemods.frozen import applicable_reasons
 from distlint.screens.plain_classes import STAND_IN_MARK, StandIns, joined_lines, split_lines
 
 #: Shorter bodies are not worth a stand-in.
 MIN_LINES = 3
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Names through which code reaches its class's members (``members._SELF_NAMES``).
 _SELF_NAMES = frozenset({"self", "cls"})
 #: Calls a stand-in could not say the same way (``members._REFLECTION``).
 _REFLECTION = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+#: Methods whose bodies the plan reads beyond their uses: hooks, ``opts``, what the runtime reads.
+_READ_BODIES = HOOKS | frozenset(RUNTIME_READS) | {"opts"}
 #: PG creations a moved test keeps no statement of (``creation_edits``: a decorator edit, or none).
 _NO_BODY_EDIT = frozenset({CreationKind.DECORATOR, CreationKind.DEVICE_MESH, CreationKind.BASE_RUN})
 
@@ -91,7 +98,7 @@ def body_stand_ins(
     the classes left out before). The tree of the result is ``tree``: a stand-in's twin is its
     test's def (``Twins(opaque_bodies=...)``)."""
     lines, endings = split_lines(text)
-    words: Counter[str] | None = None
+    edited = _defs_the_facts_name(analysis)
     top_level = {id(statement) for statement in tree.body}
     chosen: list[tuple[Function, int, int, str]] = []
     for cls in analysis.classes:
@@ -101,20 +108,20 @@ def body_stand_ins(
             or id(cls.node) not in top_level
         ):
             continue
+        candidates = [t.node for t in cls.tests if _body_unedited(t, suffix)]
+        if any(_left_in_place(test, suffix) for test in cls.tests):  # the class stays
+            candidates += [s for s in _defs(cls.node.body) if _plain_helper(s.name)]
         members = {id(statement) for statement in cls.node.body}
-        for test in cls.tests:
-            if id(test.node) not in members or not _body_unedited(test, suffix):
+        for node in candidates:
+            if id(node) not in members or id(node) in edited:
                 continue
-            span = _body_span(test.node, lines)
-            if span is None:
+            span = _body_span(node, lines)
+            uses = _self_uses(node.body)
+            if span is None or uses is None or not _does_something(node):
                 continue
-            if words is None:
-                words = Counter(_WORD.findall(text))
-            uses = _self_uses(test.node.body)
-            if words[test.node.name] == 1 and uses is not None and _does_something(test.node):
-                first, last, indent = span
-                reads = "".join(f"self.{name}; " for name in sorted(uses)) or "pass; "
-                chosen.append((test.node, first, last, indent + reads))
+            first, last, indent = span
+            reads = "".join(f"self.{name}; " for name in sorted(uses)) or "pass; "
+            chosen.append((node, first, last, indent + reads))
     if not chosen:
         return None
     originals: dict[str, str] = {}
@@ -133,12 +140,46 @@ def body_stand_ins(
     return BodyStandIns(stand_ins, frozenset(id(node) for node, *_ in chosen))
 
 
+def _left_in_place(test: TestAnalysis, suffix: str) -> bool:
+    """What the plan's per-test decision says from the analysis alone: the test stays."""
+    return not test.creates_pg or bool(applicable_reasons(test.ineligible, suffix))
+
+
 def _body_unedited(test: TestAnalysis, suffix: str) -> bool:
     """Whether the plan leaves the test's body as it is, from the analysis alone: the test stays,
     or it moves with nothing in its body to rewrite."""
-    if not test.creates_pg or applicable_reasons(test.ineligible, suffix):
+    if _left_in_place(test, suffix):
         return True
     return not test.teardown and all(c.kind in _NO_BODY_EDIT for c in test.creations)
+
+
+def _defs(body: list[ast.stmt]) -> list[Function]:
+    return [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _plain_helper(name: str) -> bool:
+    """A method the plan reads only the uses of (``members.classify_body``'s "method"): not a
+    test, a hook (a reused class's setUp is edited), ``opts`` (it may become a classmethod) or
+    a member the runtime reads (``world_size`` may become an attribute)."""
+    return not name.startswith("test") and name not in _READ_BODIES
+
+
+def _defs_the_facts_name(analysis: ModuleAnalysis) -> set[int]:
+    """``id()`` of the helpers a PG fact of some test names (where its PG is created or torn
+    down): the plan may edit their bodies."""
+    found: set[int] = set()
+    for cls in analysis.classes:
+        for test in cls.tests:
+            found.update(id(helper) for helper, _ in test.helper_teardown)
+            pending = list(test.creations)
+            while pending:
+                creation = pending.pop()
+                found.update(id(helper) for helper in creation.helper_chain)
+                if creation.helper is not None:
+                    found.add(id(creation.helper))
+                if creation.inner is not None:
+                    pending.append(creation.inner)
+    return found
 
 
 def _body_span(node: Function, lines: list[str]) -> tuple[int, int, str] | None:
