@@ -223,7 +223,7 @@ def _migrate(
         edited = emitter.imports.code.edited_code(migrated)
         for layer in layers:
             code = None if code is None else layer.restore(code)
-        if code is None:  # pragma: no cover - a stand-in the edits changed: parse it all
+        if code is None:  # a stand-in not there as written (copied, re-indented): parse it all
             return _migrate(source, path, config, options, False)
         new_bytes = code.encode(migrated.encoding)
     except InLeftOutBody:  # the plan asked about a body left out: parse it all

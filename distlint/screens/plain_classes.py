@@ -63,9 +63,9 @@ _NAMED_CAPTURES: tuple[type, ...] = (ast.ExceptHandler,) + tuple(
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
-#: The string a stand-in's body holds (with the class's number): absent from the file, or nothing
-#: is left out.
-STAND_IN_MARK = "distlint: a class left out of the migration"
+#: The string a stand-in's body holds (with its number): absent from the file, or nothing is left
+#: out (classes here, bodies in :mod:`distlint.codemods.body_stand_ins`).
+STAND_IN_MARK = "distlint: left out of the migration"
 #: A stand-in's mark, with its number.
 _MARK = re.compile(re.escape(STAND_IN_MARK) + r" \(\d+\)")
 
@@ -77,8 +77,8 @@ class StandIns:
     text: str
     #: Each stand-in's text -> the text of the class it stands for.
     originals: dict[str, str]
-    #: The left-out classes or tests (what they read still counts as a use of the module's
-    #: imports).
+    #: The left-out classes, or the defs whose bodies are left out (without their decorators,
+    #: which stay): what they read still counts as a use of the module's imports.
     statements: tuple[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, ...]
     #: The ``ast`` tree of :attr:`text`: the module's other statements, and the stand-ins.
     tree: ast.Module
