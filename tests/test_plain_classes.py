@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from distlint.config import Config
-from distlint.screens.plain_classes import StandIns, multiprocess_words, plain_class_stand_ins
+from distlint.screens.plain_classes import (
+    STAND_IN_MARK,
+    StandIns,
+    multiprocess_words,
+    plain_class_stand_ins,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MIXED = ROOT / "fixtures" / "pg" / "test_plain_classes_beside_spawn.py"
@@ -42,7 +47,7 @@ def test_plain_classes_become_stand_ins_and_every_kept_line_keeps_its_number():
     before, after = text.splitlines(), reduced.splitlines()
     assert len(after) == len(before)
     for number, (old, new) in enumerate(zip(before, after, strict=True), start=1):
-        assert new in (old, "", '"""') or "distlint: a class left out" in new, number
+        assert new in (old, "", '"""') or STAND_IN_MARK in new, number
     assert [line.split(":")[0] for line in _class_lines(reduced)] == [
         "class ToyModel",
         "class TestGraphPasses",  # its decorator line is left out with it
@@ -94,8 +99,7 @@ def test_line_endings_are_kept():
     stand_ins = plain_class_stand_ins(text, ast.parse(text), multiprocess_words(PG_ONLY))
     assert stand_ins is not None
     assert stand_ins.text == (
-        'from unittest import TestCase\r\nclass T: """distlint: a class left out of the '
-        'migration (0)\r\n"""\r\n\r\nY = 2\r\n'
+        f'from unittest import TestCase\r\nclass T: """{STAND_IN_MARK} (0)\r\n"""\r\n\r\nY = 2\r\n'
     )
     assert stand_ins.restore(stand_ins.text) == text
 
