@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from left_out import MAIN, OPTIONS, multi_process_fixtures, same_as_whole
 
 from distlint.codemods import migrate_continuous
 from distlint.codemods.migrate_continuous import MigrateOptions, _migrate
-from distlint.config import Config, load_config
+from distlint.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,17 +64,6 @@ class GlooTest(MultiProcessTestCase):
         dist.init_process_group("gloo", rank=self.rank, world_size=self.world_size, store=store)
         dist.barrier()
 '''
-MAIN = """
-
-if __name__ == "__main__":
-    run_tests()
-"""
-OPTIONS = {
-    "distlint": MigrateOptions(),
-    "torch": MigrateOptions(runtime="torch"),
-    "no-reused-workers": MigrateOptions(reused_workers=False),
-    "suffix": MigrateOptions(class_suffix="Shared"),
-}
 
 
 def _left_out_bodies(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
@@ -92,20 +82,10 @@ def _left_out_bodies(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
     return seen
 
 
-def _same_as_whole(text: str, options: MigrateOptions = OPTIONS["distlint"], config=None):
-    source, config = text.encode(), config or Config()
-    left_out = _migrate(source, "t.py", config, options, True)
-    whole = _migrate(source, "t.py", config, options, False)
-    assert left_out.error == whole.error
-    assert left_out.report.text() == whole.report.text()
-    assert left_out.migrated == whole.migrated
-    return left_out
-
-
 @pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
 def test_bodies_the_plan_never_edits_are_left_out(monkeypatch, options):
     seen = _left_out_bodies(monkeypatch)
-    result = _same_as_whole(HEADER + MAIN, options)
+    result = same_as_whole(HEADER + MAIN, options)
     assert result.changed
     # The moved test with statements to rewrite keeps its body; the one whose PG is its
     # decorator moves with a stand-in body, and the tests that stay keep their place.
@@ -125,7 +105,7 @@ def test_bodies_the_plan_never_edits_are_left_out(monkeypatch, options):
 )
 def test_a_body_the_stand_in_could_not_say_stays_in_the_tree(monkeypatch, change):
     seen = _left_out_bodies(monkeypatch)
-    _same_as_whole((HEADER + MAIN).replace(*change))
+    same_as_whole((HEADER + MAIN).replace(*change))
     assert "test_no_pg" not in seen[0]
 
 
@@ -136,16 +116,16 @@ def test_short_or_inert_bodies_and_tabs_stay_in_the_tree(monkeypatch):
         "        self.assertEqual(value, 1)\n",
         '        """Nothing but strings."""\n        "and more"\n        pass\n',
     )
-    _same_as_whole(text)
+    same_as_whole(text)
     assert "test_no_pg" not in seen[0]
     short = (HEADER + MAIN).replace("        value = self.helper()\n", "")
-    _same_as_whole(short)
+    same_as_whole(short)
     assert "test_no_pg" not in seen[1]  # a docstring and one line
 
 
 def test_an_em_dash_in_a_comment_is_no_name(monkeypatch):
     seen = _left_out_bodies(monkeypatch)
-    _same_as_whole((HEADER + MAIN).replace("# a comment in the body", "# a comment — in the body"))
+    same_as_whole((HEADER + MAIN).replace("# a comment in the body", "# a comment — in the body"))
     assert "test_moves_with_its_decorator" in seen[0]
 
 
@@ -155,7 +135,7 @@ def test_comments_after_a_body_stay_where_libcst_puts_them(monkeypatch):
         "        self.assertEqual(value, 1)\n",
         "        self.assertEqual(value, 1)\n            # deeper\n        # the body's\n    # the class's\n",
     )
-    result = _same_as_whole(trailing)
+    result = same_as_whole(trailing)
     assert "test_no_pg" in seen[0]
     assert (
         "            # deeper\n        # the body's\n    # the class's\n"
@@ -182,25 +162,16 @@ def test_a_stand_in_the_result_does_not_hold_as_written_means_the_whole_file(mon
     )
     four_spaces = "def first_block():\n    return 1\n\n\n"  # sets the module's indentation
     text = HEADER[:start] + four_spaces + halved + HEADER[end:] + MAIN
-    result = _same_as_whole(text)
+    result = same_as_whole(text)
     assert result.changed
     assert "test_moves_with_its_decorator" in seen[0]
     assert calls == [False]  # _same_as_whole's own calls are not recorded: only the fallback
 
 
-def _fixtures() -> list[Path]:
-    return sorted(
-        p
-        for p in (ROOT / "fixtures").rglob("*.py")
-        if "_spawn_processes" in p.read_text(errors="replace")
-        or "TestBase" in p.read_text(errors="replace")
-    )
-
-
 def test_fixtures_have_bodies_of_tests_that_stay_and_of_tests_that_move(monkeypatch):
     seen = _left_out_bodies(monkeypatch)
     moved = stayed = 0
-    for case in _fixtures():
+    for case in multi_process_fixtures():
         count = len(seen)
         result = _migrate(case.read_bytes(), str(case), load_config(case), MigrateOptions(), True)
         names = set().union(*seen[count:])
@@ -216,7 +187,7 @@ def test_a_plan_that_asks_about_a_body_left_out_gets_the_whole_file(monkeypatch)
 
     monkeypatch.setattr(body_stand_ins, "_body_unedited", lambda test, suffix: True)
     seen = _left_out_bodies(monkeypatch)
-    result = _same_as_whole(HEADER + MAIN)
+    result = same_as_whole(HEADER + MAIN)
     assert "test_moves_with_edits" in seen[0]  # left out, then asked about
     assert result.changed and result.error is None
 
@@ -265,7 +236,7 @@ def test_helpers_of_a_class_that_stays_are_left_out_unless_the_plan_edits_them(
     monkeypatch, options
 ):
     seen = _left_out_bodies(monkeypatch)
-    result = _same_as_whole(HELPERS.format(name="GlooTest"), options)
+    result = same_as_whole(HELPERS.format(name="GlooTest"), options)
     assert result.changed
     # _init_pg creates the moved test's PG (the plan rewrites it), world_size and setUp are
     # read; test_moves's PG teardown goes.
@@ -275,6 +246,6 @@ def test_helpers_of_a_class_that_stays_are_left_out_unless_the_plan_edits_them(
 def test_helpers_of_a_class_that_may_go_stay_in_the_tree(monkeypatch):
     seen = _left_out_bodies(monkeypatch)
     moves_only = HELPERS.format(name="GlooTest").split("    def test_stays")[0]
-    result = _same_as_whole(moves_only)
+    result = same_as_whole(moves_only)
     assert result.changed
     assert seen == [set()]  # _check stays in the tree: the class may go, and drop it

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from left_out import MAIN, OPTIONS, multi_process_fixtures, same_as_whole
 
 from distlint.codemods import migrate_continuous
 from distlint.codemods.frozen import Freezer
@@ -59,17 +60,6 @@ class StaysTest(Helper, MultiProcessTestCase):
     def test_no_pg(self):
         self.assertTrue(True)
 """
-MAIN = """
-
-if __name__ == "__main__":
-    run_tests()
-"""
-OPTIONS = {
-    "distlint": MigrateOptions(),
-    "torch": MigrateOptions(runtime="torch"),
-    "no-reused-workers": MigrateOptions(reused_workers=False),
-    "suffix": MigrateOptions(class_suffix="Shared"),
-}
 
 
 def _frozen_of(monkeypatch: pytest.MonkeyPatch) -> list:
@@ -85,23 +75,11 @@ def _frozen_of(monkeypatch: pytest.MonkeyPatch) -> list:
     return seen
 
 
-def _same_as_whole(text: str, options: MigrateOptions, config: Config | None = None, path="t.py"):
-    """The migration with frozen classes left out equals the one of the whole file."""
-    source = text.encode()
-    config = config or Config()
-    left_out = _migrate(source, path, config, options, True)
-    whole = _migrate(source, path, config, options, False)
-    assert left_out.error == whole.error
-    assert left_out.report.text() == whole.report.text()
-    assert left_out.migrated == whole.migrated
-    return left_out
-
-
 @pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
 def test_a_class_where_nothing_moves_is_left_out_between_migrating_ones(monkeypatch, options):
     frozen = _frozen_of(monkeypatch)
     text = HEADER + MOVES + STAYS + MOVES.replace("MovesTest", "MovesAgainTest") + MAIN
-    result = _same_as_whole(text, options)
+    result = same_as_whole(text, options)
     assert [sorted(f.names) for f in frozen] == [["StaysTest"]]
     assert not frozen[0].everything
     assert result.changed
@@ -150,7 +128,7 @@ def test_a_file_with_nothing_to_move_is_reported_without_libcst(monkeypatch, opt
 def test_a_shape_the_report_may_word_differently_goes_to_libcst(monkeypatch, change):
     frozen = _frozen_of(monkeypatch)
     text = (HEADER + MOVES + STAYS + MAIN).replace(*change)
-    _same_as_whole(text, MigrateOptions())
+    same_as_whole(text, MigrateOptions())
     assert frozen and not frozen[0].names
 
 
@@ -168,24 +146,15 @@ def test_a_class_whose_subclass_moves_a_test_stays_in_the_plan(monkeypatch):
                 dist.destroy_process_group()
         """
     )
-    _same_as_whole(HEADER + STAYS + subclass + MAIN, MigrateOptions())
+    same_as_whole(HEADER + STAYS + subclass + MAIN, MigrateOptions())
     assert frozen and not frozen[0].names
-
-
-def _fixtures() -> list[Path]:
-    return sorted(
-        p
-        for p in (ROOT / "fixtures").rglob("*.py")
-        if "_spawn_processes" in p.read_text(errors="replace")
-        or "TestBase" in p.read_text(errors="replace")
-    )
 
 
 @pytest.mark.parametrize("runtime", ["distlint", "torch"])
 def test_every_fixture_migrates_as_the_whole_file(monkeypatch, runtime):
     frozen = _frozen_of(monkeypatch)
-    for case in _fixtures():
-        _same_as_whole(
+    for case in multi_process_fixtures():
+        same_as_whole(
             case.read_text(encoding="utf-8", errors="replace"),
             MigrateOptions(runtime=runtime),
             load_config(case),
@@ -210,6 +179,6 @@ def test_a_family_without_tests_keeps_its_base_and_is_left_out(monkeypatch):
         """
     )
     for options in OPTIONS.values():
-        result = _same_as_whole(HEADER + empty + MAIN, options)
+        result = same_as_whole(HEADER + empty + MAIN, options)
         assert [c.name for c in result.report.classes] == ["SpawningBase"]
     assert all(f.everything and f.names == {"SpawningBase"} for f in frozen)
