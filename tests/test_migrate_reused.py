@@ -179,6 +179,12 @@ def test_a_test_that_needs_its_own_process_keeps_its_whole_family_per_test() -> 
     again = migrate_source(no_thread, "test_inline.py")
     assert again.report.reused_count == 0
     assert "GlooSubTest.test_exit needs a process of its own" in again.report.text()
+    # A starter written with characters ``ast`` folds into "Thread" is one too (its text does
+    # not name it: the walk is not skipped).
+    folded = source.replace(b"threading.Thread", "threading.Ｔhread".encode())
+    assert "Ｔhread" in folded.decode()
+    again = migrate_source(folded, "test_inline.py")
+    assert "needs a process of its own (starts a thread (Thread(...)))" in again.report.text()
 
 
 def test_a_base_from_another_module_moves_with_its_tests_once_read(tmp_path: Path) -> None:

@@ -104,9 +104,13 @@ def own_process_need(
     return ""
 
 
-def _thread_start(test: Function) -> str:
+def _thread_start(test: Function, source: Source) -> str:
     """A thread the test starts: left running (say on a collective that never completes), its
-    process's exit ends it, and on a reused rank nothing does."""
+    process's exit ends it, and on a reused rank nothing does. A test whose text names no
+    starter (an ASCII text: ``ast`` writes names as they are) is not walked."""
+    text = "".join(map(source.segment, [*test.decorator_list, test]))
+    if text.isascii() and not any(starter in text for starter in _THREAD_STARTERS):
+        return ""
     for node in walk(test):  # the first in source order
         if not isinstance(node, ast.Call):
             continue
@@ -121,8 +125,8 @@ def _thread_start(test: Function) -> str:
     return ""
 
 
-def _thread_need(test: Function) -> str:
-    thread = _thread_start(test)
+def _thread_need(test: Function, source: Source) -> str:
+    thread = _thread_start(test, source)
     return f"starts a thread ({thread})" if thread else ""
 
 
@@ -171,7 +175,7 @@ def _family_blocker(root: ClassAnalysis, members: list[ClassAnalysis], source: S
             if entry.root not in _ALLOWED:
                 return f"{cls.name}: {entry.describe()}"
         for test in cls.tests:
-            need = test.needs_own_process or _thread_need(test.node)
+            need = test.needs_own_process or _thread_need(test.node, source)
             if need:
                 return f"{cls.name}.{test.name} needs a process of its own ({need})"
             for entry in test.ineligible:
