@@ -74,13 +74,13 @@ Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 @dataclass(frozen=True)
 class BodyStandIns:
-    """The text with body stand-ins, and the tests whose bodies they are."""
+    """The text with body stand-ins, and the defs whose bodies they are."""
 
-    #: ``StandIns.statements``: each test without its decorators (what its body reads of the
+    #: ``StandIns.statements``: each def without its decorators (what its body reads of the
     #: module's imports; the decorators are in libcst's tree, and may go).
     stand_ins: StandIns
-    #: ``id()`` of the tests (in the analysed tree) whose bodies are stand-ins.
-    tests: frozenset[int]
+    #: ``id()`` of the defs (in the analysed tree) whose bodies are stand-ins.
+    defs: frozenset[int]
 
 
 def body_stand_ins(
@@ -96,7 +96,7 @@ def body_stand_ins(
     ``frozen``: the classes left out already; ``suffix``: the run's ``--class-suffix``. None when
     no body is left out. The file's own text must not hold :data:`STAND_IN_MARK` (``text`` may:
     the classes left out before). The tree of the result is ``tree``: a stand-in's twin is its
-    test's def (``Twins(opaque_bodies=...)``)."""
+    def (``Twins(opaque_bodies=...)``)."""
     lines, endings = split_lines(text)
     edited = _defs_the_facts_name(analysis)
     top_level = {id(statement) for statement in tree.body}

@@ -187,7 +187,7 @@ def _migrate(
             )
             if bodies is not None:
                 layers.insert(0, bodies.stand_ins)
-                module_text, opaque = bodies.stand_ins.text, bodies.tests
+                module_text, opaque = bodies.stand_ins.text, bodies.defs
         parsed = source if module_text is text else module_text.encode("utf-8")
         try:
             module = parse(parsed, path)
