@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from distlint.syntax.ast_lines import first_line
 from distlint.syntax.ast_nodes import statements_below
 
 if TYPE_CHECKING:
@@ -91,13 +92,13 @@ class ImportUsage:
         an import is read in a few of their members), and an import found in use is looked
         for no more."""
         pending = list(dict.fromkeys(scheduled))
-        hot = _hot(words_of(pending))
+        hot = may_read(words_of(pending))
         used: set[Scheduled] = set()
         for code, statement in pieces:
             lines, breaks = _hot_lines(code, hot)
             first = (statement.end_lineno or statement.lineno) - breaks  # the code's first line
             for part, header in _parts(statement) if lines else ():
-                start = _first_line(part) - first
+                start = first_line(part) - first
                 if not header and start >= 0:
                     at = bisect.bisect_left(lines, start)
                     if at == len(lines) or lines[at] > (part.end_lineno or part.lineno) - first:
@@ -109,7 +110,7 @@ class ImportUsage:
                     pending = [item for item in pending if item not in used]
                     if not pending:
                         return used
-                    hot = _hot(words_of(pending))
+                    hot = may_read(words_of(pending))
                     lines, _ = _hot_lines(code, hot)
         return used
 
@@ -202,9 +203,10 @@ def _parts(statement: ast.stmt) -> Iterator[tuple[ast.stmt, bool]]:
         yield from _parts(child)
 
 
-def _hot(words: re.Pattern[str]) -> re.Pattern[str]:
-    """``words``, and what makes a line read more than it writes: a character outside ASCII (a
-    name ``ast`` normalises), a backslash (a string with escapes)."""
+def may_read(words: re.Pattern[str]) -> re.Pattern[str]:
+    """What finds code that may read a name of ``words``: the word written out, or what makes
+    code read more than it writes, a character outside ASCII (a name ``ast`` normalises) or a
+    backslash (a string with escapes)."""
     return re.compile(rf"[^\x00-\x7f]|\\|{words.pattern}")
 
 
@@ -227,11 +229,6 @@ def _breaks(code: str, start: int, end: int, returns: bool) -> int:
     if returns:
         count += code.count("\r", start, end) - code.count("\r\n", start, end)
     return count
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", ())
-    return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> set[ImportKey]:

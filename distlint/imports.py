@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # libcst.matchers, whose import alone (~0.5 s) costs more than linting a file, and a lint
 # run without fixes never needs it (BENCHMARKS.md, "Where the time goes").
 
-from distlint.import_usage import ImportedName, ImportUsage, imported_names
+from distlint.import_usage import ImportedName, ImportUsage, imported_names, may_read
 from distlint.import_usage import Scheduled as _Scheduled
 from distlint.libcst_shortcuts import matchers_gathered_once, statement_level_adder
 from distlint.module_code import ModuleCode
@@ -185,7 +185,7 @@ def may_mention(code: str, words: re.Pattern[str]) -> bool:
     """Whether ``code`` may read or import a name of ``words`` (:func:`scheduled_words`): a name
     read, a string naming it, an import of it, all write the word out. Code with a character
     outside ASCII or a backslash (a name ``ast`` normalises, a string with escapes) always may."""
-    return not code.isascii() or "\\" in code or words.search(code) is not None
+    return may_read(words).search(code) is not None
 
 
 def scheduled_words(scheduled: Sequence[_Scheduled]) -> re.Pattern[str]:

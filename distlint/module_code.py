@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from distlint.syntax.ast_lines import SimpleLine, Unit
+from distlint.syntax.ast_lines import Unit, first_line, is_empty_line
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -55,15 +55,16 @@ class ModuleCode:
         starts: list[int] = []
         for statement in module.body:
             try:
-                first = first_token_line(twin_of(statement))
+                unit = twin_of(statement)
             except KeyError:
                 return
-            if first is None:
+            if isinstance(unit, ast.expr):  # a decorator's twin: no statement
                 return
+            first = first_line(unit)
             start = first - 1 - len(statement.leading_lines)
             leading = lines[start : first - 1]
             if start < (starts[-1] + 1 if starts else 0) or not all(
-                _empty(line) for line in leading
+                is_empty_line(line) for line in leading
             ):
                 return
             if getattr(statement, "decorators", None) and not lines[first - 1].lstrip().startswith(
@@ -72,7 +73,7 @@ class ModuleCode:
                 return  # ``@(\n  decorator)``: its expression starts below the ``@``
             starts.append(start)
         end = len(lines) - len(module.footer)
-        if end < starts[-1] + 1 or not all(_empty(line) for line in lines[end:]):
+        if end < starts[-1] + 1 or not all(is_empty_line(line) for line in lines[end:]):
             return
         indent, newline = module.default_indent, module.default_newline
         for statement, start, stop in zip(module.body, starts, [*starts[1:], end]):
@@ -131,21 +132,3 @@ def _is_future_import(node: cst.CSTNode) -> bool:
         and not s.relative
         for s in node.body
     )
-
-
-def _empty(line: str) -> bool:
-    """A line libcst reads as an ``EmptyLine``: nothing, or a comment, after whitespace."""
-    code = line.strip(" \t\f\r\n")
-    return not code or code.startswith("#")
-
-
-def first_token_line(unit: Unit | ast.expr) -> int | None:
-    """The line a unit's first token is on: its first decorator's (its ``@``'s, but for a
-    decorator written below it), its keyword's, a line's first statement's; None for what is
-    no statement."""
-    if isinstance(unit, SimpleLine):
-        return unit.body[0].lineno
-    if not isinstance(unit, ast.stmt):
-        return None
-    decorators = getattr(unit, "decorator_list", ())
-    return min(d.lineno for d in decorators) if decorators else unit.lineno

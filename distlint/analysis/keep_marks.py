@@ -19,7 +19,15 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Union
 
-from distlint.syntax.ast_lines import SimpleLine, Unit, else_units, is_one_line, units
+from distlint.syntax.ast_lines import (
+    SimpleLine,
+    Unit,
+    else_units,
+    first_line,
+    is_empty_line,
+    is_one_line,
+    units,
+)
 from distlint.syntax.ast_nodes import Source
 
 #: The comment, as written on the line above a test: ``# distlint: keep-per-test (why)``.
@@ -53,7 +61,7 @@ def _comments(test: _Function, parent: ast.AST, source: Source) -> Iterator[str]
     """The comment lines libcst gives ``test``, in its order: above the def (or its first
     decorator), between the last decorator and the def, between the decorators."""
     decorators = test.decorator_list
-    first = min([test.lineno, *(d.lineno for d in decorators)])
+    first = first_line(test)
     yield from _comment_lines(source, _leading(test, parent, source, first))
     if decorators:
         yield from _comment_lines(source, range(_end(decorators[-1]) + 1, test.lineno))
@@ -69,7 +77,7 @@ def _leading(test: _Function, parent: ast.AST, source: Source, first: int) -> ra
     index = next((i for i, unit in enumerate(body) if unit is test), 0)
     if index == 0:  # the block's first statement: every line after its header
         start = first
-        while start > 1 and _is_empty_line(source.line(start - 1)):
+        while start > 1 and is_empty_line(source.line(start - 1)):
             start -= 1
         return range(start, first)
     previous = body[index - 1]
@@ -90,7 +98,7 @@ def _last_block_indent(statement: Unit, source: Source) -> str | None:
     block = units(node, field)
     if not block:
         return None
-    line = source.line(_start(block[0]))
+    line = source.line(first_line(block[0]))
     return line[: len(line) - len(line.lstrip(_BLANK))]
 
 
@@ -123,16 +131,6 @@ def _comment_lines(source: Source, numbers: Sequence[int]) -> Iterator[str]:
         stripped = source.line(number).lstrip(_BLANK)
         if stripped.startswith("#"):
             yield stripped
-
-
-def _is_empty_line(line: str) -> bool:
-    stripped = line.lstrip(_BLANK)
-    return not stripped or stripped.startswith("#")
-
-
-def _start(unit: Unit) -> int:
-    decorators = getattr(unit, "decorator_list", ())
-    return min([unit.lineno, *(d.lineno for d in decorators)])
 
 
 def _end(node: ast.AST | SimpleLine) -> int:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from distlint.screens.names import ast_dotted, top_level_imports
 from distlint.screens.pg_names import continuous_words, per_test_words
+from distlint.syntax.ast_lines import first_line
 
 if TYPE_CHECKING:
     from distlint.config import Config
@@ -143,7 +144,7 @@ def stand_in_classes(
     originals: dict[str, str] = {}
     stand_in_trees: dict[int, ast.stmt] = {}
     for number, cls in enumerate(classes, first_number):
-        first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
+        first = first_line(cls) - 1
         last = (cls.end_lineno or cls.lineno) - 1
         mark = f"{STAND_IN_MARK} ({number})"
         if first == last:
@@ -252,7 +253,7 @@ def _has_plain_bases(
 
 
 def _names_any(cls: ast.ClassDef, lines: list[str], words: frozenset[str]) -> bool:
-    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    first = first_line(cls)
     segment = "\n".join(lines[first - 1 : cls.end_lineno or cls.lineno])
     return any(word in words for word in _WORD.findall(segment))
 

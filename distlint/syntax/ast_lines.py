@@ -224,3 +224,15 @@ def docstring_unit(body: Sequence[Unit]) -> Unit | None:
     if body and is_string_line(body[0]):
         return body[0]
     return None
+
+
+def first_line(unit: Unit | ast.stmt) -> int:
+    """The line a statement starts on: its first decorator's, else its own first token's."""
+    decorators = getattr(unit, "decorator_list", ())
+    return min([unit.lineno, *(d.lineno for d in decorators)])
+
+
+def is_empty_line(line: str) -> bool:
+    """A line with nothing but whitespace or a comment (libcst's ``EmptyLine``)."""
+    stripped = line.lstrip(" \t\f")
+    return not stripped.rstrip("\r\n") or stripped.startswith("#")
