@@ -711,6 +711,76 @@ def test_reason_from_the_test_body(body, expected):
     assert reasons(analysis) == {"test_x": {expected}}
 
 
+#: A function defined in the test that runs a collective (what the cases below call).
+_NESTED_REDUCE = "def reduce():\n    dist.all_reduce(torch.ones(1))\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _NESTED_REDUCE + "with self.assertRaises(RuntimeError):\n    reduce()",
+        _NESTED_REDUCE
+        + "with self.assertRaises(RuntimeError):\n    for _ in range(2):\n        reduce()",
+        _NESTED_REDUCE + "self.assertRaises(RuntimeError, reduce)",
+        (
+            "reduce = lambda: dist.all_reduce(torch.ones(1))\n"
+            "with self.assertRaises(RuntimeError):\n    reduce()"
+        ),
+        # Called where no error is expected too: the failing call is what the test is about.
+        _NESTED_REDUCE + "reduce()\nwith self.assertRaises(RuntimeError):\n    reduce()",
+    ],
+)
+def test_a_nested_function_run_where_an_error_is_expected_expects_failure(body):
+    # Its collective sits in no ``assertRaises``; the call of it does.
+    analysis = only_class(
+        per_test_class(f"""
+        def test_x(self):
+            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+{textwrap.indent(body, " " * 12)}
+        """)
+    )
+    assert reasons(analysis) == {"test_x": {Reason.EXPECTS_FAILURE}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _NESTED_REDUCE + "reduce()\nwith self.assertRaises(ValueError):\n    int('x')",
+        # An argument check, as when the collective is written in the block itself.
+        _NESTED_REDUCE + 'with self.assertRaisesRegex(ValueError, "invalid root rank"):\n'
+        "    reduce()",
+    ],
+)
+def test_a_nested_function_run_where_no_failure_is_expected_is_no_reason(body):
+    analysis = only_class(
+        per_test_class(f"""
+        def test_x(self):
+            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                    rank=self.rank, world_size=self.world_size)
+{textwrap.indent(body, " " * 12)}
+        """)
+    )
+    assert analysis.tests[0].ineligible == []
+
+
+def test_a_pg_created_in_a_nested_function_expected_to_fail_keeps_the_test_per_test():
+    # Moved, the test would lose the creation and the error it expects (it would fail).
+    analysis = only_class(
+        per_test_class("""
+        def test_init_twice(self):
+            def init():
+                dist.init_process_group("gloo", init_method=f"file://{self.file_name}",
+                                        rank=self.rank, world_size=self.world_size)
+
+            init()
+            with self.assertRaises(ValueError):
+                init()
+        """)
+    )
+    assert reasons(analysis) == {"test_init_twice": {Reason.EXPECTS_FAILURE}}
+
+
 @pytest.mark.parametrize(
     "body",
     [

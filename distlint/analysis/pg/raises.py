@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 
 from distlint.analysis.pg.creation import self_method_name
-from distlint.syntax.ast_nodes import Source, dotted_name
+from distlint.syntax.ast_nodes import Source, dotted_name, statements_below
 
 #: Exceptions an argument check raises (``self.assertRaises(ValueError)`` around a collective).
 ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "IndexError", "KeyError"})
@@ -85,3 +86,60 @@ def _one_literal(written: str) -> bool:
         else:
             at += 1
     return False
+
+
+#: What a function defined inside a test is: a ``def``, or a lambda bound to a name.
+NESTED_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def run_under_raises(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    is_raises_context: Callable[[ast.expr], bool],
+    source: Source,
+) -> dict[int, bool]:
+    """The functions defined inside ``func`` (a ``def``, or a lambda bound to a name) whose
+    name is read where the test expects an error, by id: in the block of a ``with`` whose
+    context expects one, or among the arguments of a statement's call that does
+    (``self.assertRaises(ValueError, init_twice)``). Each with whether every such place is an
+    argument check (:func:`argument_check_context`; never the call form, as for a collective
+    passed to it).
+
+    What such a function does (create a PG, run a collective) runs where the test expects it
+    to fail, though no ``assertRaises`` is written around it::
+
+        def test_init_twice(self):
+            def init():
+                dist.init_process_group("gloo", ...)
+
+            with self.assertRaises(ValueError):
+                init()
+
+    ``is_raises_context(expression)``: whether a ``with`` item or a call expects an error.
+    The scan asks only when a PG call sits inside a nested function, which few tests have."""
+    defined: dict[str, list[int]] = {}
+    #: What runs where an error is expected, and whether that place is an argument check.
+    expecting: list[tuple[ast.AST, bool]] = []
+    for statement in statements_below(func):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.setdefault(statement.name, []).append(id(statement))
+            continue
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            items = [item.context_expr for item in statement.items]
+            if any(is_raises_context(item) for item in items):
+                check = any(argument_check_context(item, source) for item in items)
+                expecting += [(part, check) for part in statement.body]
+            continue
+        value = getattr(statement, "value", None)  # an expression, assignment or return
+        if isinstance(value, ast.Lambda) and isinstance(statement, ast.Assign):
+            targets = statement.targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                defined.setdefault(targets[0].id, []).append(id(value))
+        elif isinstance(value, ast.Call) and is_raises_context(value):
+            expecting += [(part, False) for part in [*value.args, *value.keywords]]
+    found: dict[int, bool] = {}
+    for part, check in expecting if defined else ():
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name) and node.id in defined:
+                for function in defined[node.id]:
+                    found[function] = found.get(function, True) and check
+    return found

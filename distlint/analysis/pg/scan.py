@@ -51,7 +51,7 @@ from distlint.analysis.pg.environment import environ_subscripts, environment_cal
 from distlint.analysis.pg.events import CreationEvent, Event, Function, Scan, Site
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
-from distlint.analysis.pg.raises import argument_check_context
+from distlint.analysis.pg.raises import NESTED_FUNCTIONS, argument_check_context, run_under_raises
 from distlint.analysis.pg.scan_shapes import (
     COMPREHENSION_TYPES,
     EXIT_FUNCTIONS,
@@ -147,6 +147,9 @@ class Walker(WalkedFunction):
         self.counter = 0
         #: Names that are no reference: the target of a store assignment (``store = ...``).
         self.excluded_names: set[int] = set()
+        #: The functions defined in this one that run where it expects an error (by id: is
+        #: that an argument check), found when an event inside a nested function first asks.
+        self.run_under_raises: dict[int, bool] | None = None
 
     def walk(self) -> None:
         for item in block_items(self.func, "body"):
@@ -195,6 +198,10 @@ class Walker(WalkedFunction):
             elif isinstance(ancestor, ast.Call):
                 if ancestor is not node and self._is_assert_raises_call(ancestor):
                     in_raises, argument_check = True, False
+            elif isinstance(ancestor, NESTED_FUNCTIONS):
+                expected = self._runs_under_raises(ancestor)
+                if expected is not None:  # a nested function the test runs expecting an error
+                    in_raises, argument_check = True, expected
         trailing = False  # decided in finish(), once the teardown is known
         return Site(
             node,
@@ -210,6 +217,14 @@ class Walker(WalkedFunction):
             (self.counter,),
             argument_check,
         )
+
+    def _runs_under_raises(self, nested: ast.AST) -> bool | None:
+        """Whether ``nested`` runs where an argument check (True) or another error (False) is
+        expected; None: where none is."""
+        if self.run_under_raises is None:
+            source = self.context.source
+            self.run_under_raises = run_under_raises(self.func, self._is_raises_context, source)
+        return self.run_under_raises.get(id(nested))
 
     def _mentions_rank(self, test: ast.expr) -> bool:
         cached = self.context.rank_tests.get(id(test))
