@@ -791,12 +791,12 @@ def test_default_prints_diff_and_report_and_writes_nothing(run_cli, project: Pat
     assert out.startswith("--- a/test_gloo_init_pg.py\n+++ b/test_gloo_init_pg.py\n")
     assert "+class DistCollectivesTestContinuous(MultiProcContinuousTest):" in out
     assert (
-        "test_gloo_init_pg.py: 3 tests moved, 2 on reused workers, 0 left\n"
+        "test_gloo_init_pg.py: 3 tests moved, 3 on reused workers, 0 left\n"
         "  DistCollectivesTest -> DistCollectivesTestContinuous"
     ) in out
     assert err.strip() == (
         "distlint migrate: would migrate 1 of 1 file "
-        "(3 tests moved, 2 on reused workers, 0 left in place)"
+        "(3 tests moved, 3 on reused workers, 0 left in place)"
     )
     assert {p.name: p.read_bytes() for p in project.glob("*.py")} == before
 

@@ -711,6 +711,49 @@ def test_reason_from_the_test_body(body, expected):
     assert reasons(analysis) == {"test_x": {expected}}
 
 
+def _init_with(rank: str, world_size: str = "self.world_size") -> str:
+    """A test body's ``init_process_group`` with the given ``rank=`` and ``world_size=``."""
+    return f'dist.init_process_group("gloo", store=store, rank={rank}, world_size={world_size})'
+
+
+_STORE = "store = dist.FileStore(self.file_name, self.world_size)\n"
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        (_STORE + _init_with("self.world_size - 1 - self.rank"), {Reason.OTHER_RANK}),
+        (  # through a local variable
+            _STORE + "rank = (self.rank + 1) % self.world_size\n" + _init_with("rank"),
+            {Reason.OTHER_RANK},
+        ),
+        ("self._init(self.world_size - 1 - self.rank)", {Reason.OTHER_RANK}),  # a helper's
+        (
+            _STORE + "pg = dist.ProcessGroupGloo(store, 1 - self.rank, self.world_size)",
+            {Reason.OTHER_RANK},
+        ),
+        ("self._init(self.rank)", set()),
+        (_STORE + _init_with("int(self.rank)"), set()),
+        # The one rank of a world of one is 0: another world size, not another rank.
+        (_STORE + _init_with("0", world_size="1"), {Reason.OTHER_WORLD_SIZE}),
+    ],
+)
+def test_a_pg_created_with_another_rank_than_the_tests_own(body, expected):
+    # On a shared PG the test would run as self.rank, not as the rank it wrote.
+    analysis = only_class(
+        per_test_class(f"""
+        def _init(self, rank):
+            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
+                                    rank=rank, world_size=self.world_size)
+
+        def test_x(self):
+{textwrap.indent(body, " " * 12)}
+            self.assertEqual(dist.get_rank(), dist.get_rank())
+        """)
+    )
+    assert reasons(analysis) == {"test_x": expected}
+
+
 #: A function defined in the test that runs a collective (what the cases below call).
 _NESTED_REDUCE = "def reduce():\n    dist.all_reduce(torch.ones(1))\n"
 

@@ -118,6 +118,13 @@ class Reason(CodedEnum):
         many="use another world size",
         short="another world size",
     )
+    OTHER_RANK = ReasonText(
+        "other-rank",
+        "creates its PG with a rank other than its own (rank= is not self.rank)",
+        one="takes another rank",
+        many="take another rank",
+        short="another rank",
+    )
     OTHER_BACKEND = ReasonText(
         "other-backend",
         "uses a backend other than the class's",
@@ -331,6 +338,8 @@ class PGCreation:
     backend: str | None = None
     #: The world_size argument expression (None when implicit / not found).
     world_size: ast.expr | None = None
+    #: The rank argument expression (None when implicit / not found).
+    rank: ast.expr | None = None
     #: The timeout= expression, when passed.
     timeout: ast.expr | None = None
     #: The options expression (pg_options= / 4th ctor arg / opts), when passed.

@@ -281,6 +281,7 @@ def _creation(
         backend=facts.backend_literal
         or resolve_backend(facts.backend, context.names, context.constants),
         world_size=facts.world_size,
+        rank=facts.rank,
         timeout=facts.timeout,
         options=facts.options,
         bound_name=_bound_name(statement, site.node),

@@ -203,6 +203,7 @@ class CallFacts:
     backend: ast.expr | None = None
     backend_literal: str | None = None
     world_size: ast.expr | None = None
+    rank: ast.expr | None = None
     timeout: ast.expr | None = None
     options: ast.expr | None = None
     store: ast.expr | None = None
@@ -214,6 +215,7 @@ def init_process_group_facts(call: ast.Call) -> CallFacts:
         backend=backend,
         backend_literal=string_literal(backend),
         world_size=init_arg(call, "world_size"),
+        rank=init_arg(call, "rank"),
         timeout=init_arg(call, "timeout"),
         options=init_arg(call, "pg_options"),
         store=init_arg(call, "store"),
@@ -225,6 +227,7 @@ def constructor_facts(call: ast.Call, backend: str) -> CallFacts:
     return CallFacts(
         backend_literal=backend,
         world_size=argument(call, 2, "size"),
+        rank=argument(call, 1, "rank"),
         timeout=argument(call, None, "timeout"),
         options=argument(call, 3, "options"),
         store=argument(call, 0, "store"),

@@ -29,6 +29,8 @@ CONTEXT_MANAGER_HELPERS = frozenset({"_dynamo_dist_per_rank_init"})
 _CLASS_WORLD_SIZE = frozenset(
     {"self.world_size", "cls.world_size", "int(self.world_size)", "world_size"}
 )
+#: A rank as the test's own (a helper's ``rank`` parameter its callers did not bind, too).
+_OWN_RANK = frozenset({"self.rank", "cls.rank", "int(self.rank)", "rank"})
 
 
 def code(node: ast.AST | None, source: Source) -> str | None:
@@ -220,6 +222,8 @@ def ineligibilities(
         if not _same_world_size(creation.world_size, facts.world_size, source):
             world_size = code(creation.world_size, source)
             reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={world_size}")
+        if not _own_rank(creation.rank, creation.world_size, source):
+            reasons.add(Reason.OTHER_RANK, creation.node, f"rank={code(creation.rank, source)}")
         if creation.backend is not None and creation.backend != facts.backend:
             uses = repr(facts.backend) if facts.backend is not None else "the default"
             reasons.add(
@@ -282,6 +286,14 @@ def _same_world_size(
         return True
     literal, class_literal = integer_literal(world_size), integer_literal(class_world_size)
     return literal is not None and literal == class_literal
+
+
+def _own_rank(rank: ast.expr | None, world_size: ast.expr | None, source: Source) -> bool:
+    """Whether a creation's ``rank=`` is the rank the test runs as, which a shared PG gives it
+    (``rank=self.world_size - 1 - self.rank`` is not: the test sees another rank than it wrote)."""
+    if rank is None or code(rank, source) in _OWN_RANK:
+        return True
+    return integer_literal(rank) == 0 and integer_literal(world_size) == 1
 
 
 def _same_options(options: ast.expr | None, class_options: ast.expr | None, source: Source) -> bool:
