@@ -711,9 +711,10 @@ def test_reason_from_the_test_body(body, expected):
     assert reasons(analysis) == {"test_x": {expected}}
 
 
-def _init_with(rank: str, world_size: str = "self.world_size") -> str:
+def _init_with(rank: str, world_size: str = "self.world_size", extra: str = "") -> str:
     """A test body's ``init_process_group`` with the given ``rank=`` and ``world_size=``."""
-    return f'dist.init_process_group("gloo", store=store, rank={rank}, world_size={world_size})'
+    arguments = f"store=store, rank={rank}, world_size={world_size}{extra}"
+    return f'dist.init_process_group("gloo", {arguments})'
 
 
 _STORE = "store = dist.FileStore(self.file_name, self.world_size)\n"
@@ -749,6 +750,35 @@ def test_a_pg_created_with_another_rank_than_the_tests_own(body, expected):
         def test_x(self):
 {textwrap.indent(body, " " * 12)}
             self.assertEqual(dist.get_rank(), dist.get_rank())
+        """)
+    )
+    assert reasons(analysis) == {"test_x": expected}
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        (
+            _STORE + _init_with("self.rank", extra=", device_id=torch.device('cpu')"),
+            {Reason.BOUND_DEVICE},
+        ),
+        ("self._init_bound(torch.device('cpu'))", {Reason.BOUND_DEVICE}),  # through a helper
+        ("self._init_bound(None)", set()),
+        ("self._init_bound()", set()),  # the helper's default: None
+    ],
+)
+def test_a_pg_bound_to_a_device_cannot_be_the_shared_one(body, expected):
+    # device_id= makes the PG eager and bound to its device (what comm-split tests count on);
+    # the shared PG of a continuous class is neither, torch's as well as distlint's.
+    analysis = only_class(
+        per_test_class(f"""
+        def _init_bound(self, device=None):
+            store = dist.FileStore(self.file_name, self.world_size)
+            dist.init_process_group("gloo", store=store, rank=self.rank,
+                                    world_size=self.world_size, device_id=device)
+
+        def test_x(self):
+{textwrap.indent(body, " " * 12)}
         """)
     )
     assert reasons(analysis) == {"test_x": expected}

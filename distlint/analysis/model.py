@@ -125,6 +125,13 @@ class Reason(CodedEnum):
         many="take another rank",
         short="another rank",
     )
+    BOUND_DEVICE = ReasonText(
+        "bound-device",
+        "creates its PG bound to a device (device_id=), which the class's shared PG is not",
+        one="binds its PG to a device",
+        many="bind their PG to a device",
+        short="binds its PG to a device",
+    )
     OTHER_BACKEND = ReasonText(
         "other-backend",
         "uses a backend other than the class's",
@@ -340,6 +347,8 @@ class PGCreation:
     world_size: ast.expr | None = None
     #: The rank argument expression (None when implicit / not found).
     rank: ast.expr | None = None
+    #: ``init_process_group``'s ``device_id=`` (eager init, a bound device), when passed.
+    device_id: ast.expr | None = None
     #: The timeout= expression, when passed.
     timeout: ast.expr | None = None
     #: The options expression (pg_options= / 4th ctor arg / opts), when passed.

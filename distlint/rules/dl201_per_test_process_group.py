@@ -37,10 +37,11 @@ class PerTestProcessGroup(FactRule):
     (`pg-decorators`), or `init_device_mesh`. The message says how the PG is created and
     whether the test could share one PG with its class — "migratable" — or why not:
     it destroys or aborts the PG early, creates several PGs, sets `TORCH_NCCL_*` /
-    `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend or
-    world size, expects failure (an `assertRaises` around a collective that checks an argument
-    error, as PyTorch's `test_*_checks` do, is no failure: every rank rejects the call before
-    communicating), uses `self.file_name` beyond the store, or kills a rank;
+    `NCCL_*` / `TORCH_DISTRIBUTED_DEBUG`, passes its own timeout, options, backend, world
+    size or rank, binds its PG to a device (`device_id=`), expects failure (an `assertRaises`
+    around a PG call, or around the call of a function the test defines that makes one; one
+    around a collective that checks an argument error, as PyTorch's `test_*_checks` do, is no
+    failure: every rank rejects the call before communicating), uses `self.file_name` beyond the store, or kills a rank;
     or its class cannot share a PG (a per-test base other than `MultiProcessTestCase`, a
     `setUp` that does more than spawn the workers, a subclass that cannot move, other code of
     the module naming the class, ...). "Migratable" is exactly what `distlint migrate` moves

@@ -282,6 +282,7 @@ def _creation(
         or resolve_backend(facts.backend, context.names, context.constants),
         world_size=facts.world_size,
         rank=facts.rank,
+        device_id=facts.device_id,
         timeout=facts.timeout,
         options=facts.options,
         bound_name=_bound_name(statement, site.node),

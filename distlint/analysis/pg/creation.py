@@ -204,6 +204,7 @@ class CallFacts:
     backend_literal: str | None = None
     world_size: ast.expr | None = None
     rank: ast.expr | None = None
+    device_id: ast.expr | None = None
     timeout: ast.expr | None = None
     options: ast.expr | None = None
     store: ast.expr | None = None
@@ -216,6 +217,7 @@ def init_process_group_facts(call: ast.Call) -> CallFacts:
         backend_literal=string_literal(backend),
         world_size=init_arg(call, "world_size"),
         rank=init_arg(call, "rank"),
+        device_id=init_arg(call, "device_id"),
         timeout=init_arg(call, "timeout"),
         options=init_arg(call, "pg_options"),
         store=init_arg(call, "store"),

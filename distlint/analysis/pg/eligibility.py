@@ -41,6 +41,11 @@ def code(node: ast.AST | None, source: Source) -> str | None:
     return "".join(source.segment(node).split())
 
 
+def written(node: ast.AST, source: Source) -> str:
+    """Source of ``node`` on one line, as written (for messages)."""
+    return " ".join(source.segment(node).split())
+
+
 def is_class_opts_call(node: ast.expr | None) -> bool:
     """``self.opts()`` / ``cls.opts()`` with no arguments: the class's options."""
     return is_class_method_call(node) and node.func.attr == "opts"  # type: ignore[union-attr]
@@ -222,8 +227,12 @@ def ineligibilities(
         if not _same_world_size(creation.world_size, facts.world_size, source):
             world_size = code(creation.world_size, source)
             reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={world_size}")
-        if not _own_rank(creation.rank, creation.world_size, source):
-            reasons.add(Reason.OTHER_RANK, creation.node, f"rank={code(creation.rank, source)}")
+        if creation.rank is not None and not _own_rank(creation.rank, creation.world_size, source):
+            rank = written(creation.rank, source)
+            reasons.add(Reason.OTHER_RANK, creation.node, f"rank={rank}")
+        if creation.device_id is not None:  # neither torch's continuous class nor ours binds one
+            device = written(creation.device_id, source)
+            reasons.add(Reason.BOUND_DEVICE, creation.node, f"device_id={device}")
         if creation.backend is not None and creation.backend != facts.backend:
             uses = repr(facts.backend) if facts.backend is not None else "the default"
             reasons.add(
@@ -288,10 +297,10 @@ def _same_world_size(
     return literal is not None and literal == class_literal
 
 
-def _own_rank(rank: ast.expr | None, world_size: ast.expr | None, source: Source) -> bool:
+def _own_rank(rank: ast.expr, world_size: ast.expr | None, source: Source) -> bool:
     """Whether a creation's ``rank=`` is the rank the test runs as, which a shared PG gives it
     (``rank=self.world_size - 1 - self.rank`` is not: the test sees another rank than it wrote)."""
-    if rank is None or code(rank, source) in _OWN_RANK:
+    if code(rank, source) in _OWN_RANK:
         return True
     return integer_literal(rank) == 0 and integer_literal(world_size) == 1
 

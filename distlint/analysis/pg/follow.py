@@ -169,6 +169,7 @@ def _resolved_creation(
             backend_literal=facts.backend_literal or string_literal(backend),
             world_size=resolve(walker, facts.world_size, binding),
             rank=resolve(walker, facts.rank, binding),
+            device_id=resolve(walker, facts.device_id, binding),
             timeout=resolve(walker, facts.timeout, binding),
             options=resolve(walker, facts.options, binding),
             store=resolve(walker, facts.store, binding),

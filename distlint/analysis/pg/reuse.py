@@ -58,6 +58,7 @@ FRESH_PG_TEST_REASONS = frozenset(
         Reason.EXPECTS_FAILURE,  # but not by exiting: TestAnalysis.needs_own_process
         Reason.OTHER_WORLD_SIZE,  # the same ranks as per test; the test's PG is what it writes
         Reason.OTHER_RANK,
+        Reason.BOUND_DEVICE,
         Reason.OTHER_BACKEND,
         Reason.CUSTOM_OPTIONS,
         Reason.USES_FILE_NAME,
