@@ -682,6 +682,12 @@ class Variant(Base):
 # -- reasons ---------------------------------------------------------------------------------------
 
 
+#: A function defined in the test that runs a collective (cases below call it where an error
+#: is expected: its collective sits in no ``assertRaises``, the call of it does).
+_NESTED_REDUCE = "def reduce():\n    dist.all_reduce(torch.ones(1))\n"
+_LAMBDA_REDUCE = "reduce = lambda: dist.all_reduce(torch.ones(1))\n"
+
+
 @pytest.mark.parametrize(
     "body,expected",
     [
@@ -697,6 +703,24 @@ class Variant(Base):
         ("if self.rank == 0:\n    os._exit(1)", Reason.KILLS_RANK),
         ("os.remove(self.file_name)", Reason.USES_FILE_NAME),
         ("dist.distributed_c10d._get_default_group().abort()", Reason.TESTS_ABORT),
+        (
+            _NESTED_REDUCE + "with self.assertRaises(RuntimeError):\n    reduce()",
+            Reason.EXPECTS_FAILURE,
+        ),
+        (
+            _NESTED_REDUCE
+            + "with self.assertRaises(RuntimeError):\n    for _ in range(2):\n        reduce()",
+            Reason.EXPECTS_FAILURE,
+        ),
+        (_NESTED_REDUCE + "self.assertRaises(RuntimeError, reduce)", Reason.EXPECTS_FAILURE),
+        (
+            _LAMBDA_REDUCE + "with self.assertRaises(RuntimeError):\n    reduce()",
+            Reason.EXPECTS_FAILURE,
+        ),
+        (  # also called where no error is expected: the failing call is what the test is about
+            _NESTED_REDUCE + "reduce()\nwith self.assertRaises(RuntimeError):\n    reduce()",
+            Reason.EXPECTS_FAILURE,
+        ),
     ],
 )
 def test_reason_from_the_test_body(body, expected):
@@ -784,59 +808,6 @@ def test_a_pg_bound_to_a_device_cannot_be_the_shared_one(body, expected):
     assert reasons(analysis) == {"test_x": expected}
 
 
-#: A function defined in the test that runs a collective (what the cases below call).
-_NESTED_REDUCE = "def reduce():\n    dist.all_reduce(torch.ones(1))\n"
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        _NESTED_REDUCE + "with self.assertRaises(RuntimeError):\n    reduce()",
-        _NESTED_REDUCE
-        + "with self.assertRaises(RuntimeError):\n    for _ in range(2):\n        reduce()",
-        _NESTED_REDUCE + "self.assertRaises(RuntimeError, reduce)",
-        (
-            "reduce = lambda: dist.all_reduce(torch.ones(1))\n"
-            "with self.assertRaises(RuntimeError):\n    reduce()"
-        ),
-        # Called where no error is expected too: the failing call is what the test is about.
-        _NESTED_REDUCE + "reduce()\nwith self.assertRaises(RuntimeError):\n    reduce()",
-    ],
-)
-def test_a_nested_function_run_where_an_error_is_expected_expects_failure(body):
-    # Its collective sits in no ``assertRaises``; the call of it does.
-    analysis = only_class(
-        per_test_class(f"""
-        def test_x(self):
-            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
-                                    rank=self.rank, world_size=self.world_size)
-{textwrap.indent(body, " " * 12)}
-        """)
-    )
-    assert reasons(analysis) == {"test_x": {Reason.EXPECTS_FAILURE}}
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        _NESTED_REDUCE + "reduce()\nwith self.assertRaises(ValueError):\n    int('x')",
-        # An argument check, as when the collective is written in the block itself.
-        _NESTED_REDUCE + 'with self.assertRaisesRegex(ValueError, "invalid root rank"):\n'
-        "    reduce()",
-    ],
-)
-def test_a_nested_function_run_where_no_failure_is_expected_is_no_reason(body):
-    analysis = only_class(
-        per_test_class(f"""
-        def test_x(self):
-            dist.init_process_group("gloo", init_method=f"file://{{self.file_name}}",
-                                    rank=self.rank, world_size=self.world_size)
-{textwrap.indent(body, " " * 12)}
-        """)
-    )
-    assert analysis.tests[0].ineligible == []
-
-
 def test_a_pg_created_in_a_nested_function_expected_to_fail_keeps_the_test_per_test():
     # Moved, the test would lose the creation and the error it expects (it would fail).
     analysis = only_class(
@@ -862,6 +833,10 @@ def test_a_pg_created_in_a_nested_function_expected_to_fail_keeps_the_test_per_t
         "sys.exit(77)",  # a raw skip code (DL301's business), still a skip
         "with self.assertRaises(ValueError):\n    int('x')",  # not around init or a collective
         "group = dist.new_group([0, 1])\ndist.barrier(group=group)\ndist.destroy_process_group(group)",
+        _NESTED_REDUCE + "reduce()\nwith self.assertRaises(ValueError):\n    int('x')",
+        # An argument check, as when the collective is written in the block itself.
+        _NESTED_REDUCE
+        + 'with self.assertRaisesRegex(ValueError, "invalid root rank"):\n    reduce()',
     ],
 )
 def test_not_a_reason(body):

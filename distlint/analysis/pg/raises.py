@@ -1,8 +1,9 @@
 """What an ``assertRaises`` around a collective says: an argument check (every rank rejects the
-call before communicating, so a PG shared by the class is as it was) or an expected failure.
+call before communicating, so a PG shared by the class is as it was) or an expected failure;
+and which functions a test defines run inside one (:func:`run_under_raises`).
 
-Used by the PG scan (:mod:`distlint.analysis.pg.scan`) when it meets a collective inside an
-``assertRaises`` block.
+Used by the PG scan (:mod:`distlint.analysis.pg.scan`) when it meets a collective or a PG
+creation inside an ``assertRaises`` block, or inside a function the test defines.
 """
 
 from __future__ import annotations
