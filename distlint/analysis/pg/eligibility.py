@@ -221,12 +221,13 @@ def ineligibilities(
     for creation, from_config in zip(creations, evidence.from_config):
         if from_config:
             continue  # a config helper's arguments mean what the suite says: only UNRESOLVED_PG below
-        timeout = code(creation.timeout, source)
-        if creation.timeout is not None and timeout != code(facts.timeout, source):
-            reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={timeout}")
-        if not _same_world_size(creation.world_size, facts.world_size, source):
-            world_size = code(creation.world_size, source)
-            reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={world_size}")
+        timeout = creation.timeout
+        if timeout is not None and code(timeout, source) != code(facts.timeout, source):
+            reasons.add(Reason.CUSTOM_TIMEOUT, creation.node, f"timeout={written(timeout, source)}")
+        world_size = creation.world_size
+        if world_size is not None and not _same_world_size(world_size, facts.world_size, source):
+            size = written(world_size, source)
+            reasons.add(Reason.OTHER_WORLD_SIZE, creation.node, f"world_size={size}")
         if creation.rank is not None and not _own_rank(creation.rank, creation.world_size, source):
             rank = written(creation.rank, source)
             reasons.add(Reason.OTHER_RANK, creation.node, f"rank={rank}")
@@ -238,8 +239,9 @@ def ineligibilities(
             reasons.add(
                 Reason.OTHER_BACKEND, creation.node, f"{creation.backend!r}, class uses {uses}"
             )
-        if not _same_options(creation.options, facts.options, source):
-            reasons.add(Reason.CUSTOM_OPTIONS, creation.node, code(creation.options, source) or "")
+        options = creation.options
+        if options is not None and not _same_options(options, facts.options, source):
+            reasons.add(Reason.CUSTOM_OPTIONS, creation.node, written(options, source))
 
     for event in scan.raises:
         reasons.add(Reason.EXPECTS_FAILURE, event.site.node, f"assertRaises around {event.what}")
