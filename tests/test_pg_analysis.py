@@ -773,7 +773,6 @@ def test_a_pg_created_with_another_rank_than_the_tests_own(body, expected):
 
         def test_x(self):
 {textwrap.indent(body, " " * 12)}
-            self.assertEqual(dist.get_rank(), dist.get_rank())
         """)
     )
     assert reasons(analysis) == {"test_x": expected}

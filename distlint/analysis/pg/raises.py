@@ -89,6 +89,18 @@ def _one_literal(written: str) -> bool:
     return False
 
 
+def block_expects(
+    block: ast.With | ast.AsyncWith, is_raises_context: Callable[[ast.expr], bool], source: Source
+) -> bool | None:
+    """What the block of a ``with`` expects: None, no error; else whether the error is an
+    argument check (:func:`argument_check_context`). ``is_raises_context(expression)``:
+    whether a ``with`` item expects an error (``self.assertRaises(...)``, ``pytest.raises``)."""
+    contexts = [item.context_expr for item in block.items]
+    if not any(is_raises_context(context) for context in contexts):
+        return None
+    return any(argument_check_context(context, source) for context in contexts)
+
+
 #: What a function defined inside a test is: a ``def``, or a lambda bound to a name.
 NESTED_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -125,9 +137,8 @@ def run_under_raises(
             defined.setdefault(statement.name, []).append(id(statement))
             continue
         if isinstance(statement, (ast.With, ast.AsyncWith)):
-            items = [item.context_expr for item in statement.items]
-            if any(is_raises_context(item) for item in items):
-                check = any(argument_check_context(item, source) for item in items)
+            check = block_expects(statement, is_raises_context, source)
+            if check is not None:
                 expecting += [(part, check) for part in statement.body]
             continue
         value = getattr(statement, "value", None)  # an expression, assignment or return

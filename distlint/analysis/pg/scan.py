@@ -51,7 +51,7 @@ from distlint.analysis.pg.environment import environ_subscripts, environment_cal
 from distlint.analysis.pg.events import CreationEvent, Event, Function, Scan, Site
 from distlint.analysis.pg.execution import ClassTable
 from distlint.analysis.pg.follow import HelperCall, WalkedFunction, finish, is_subgroup, resolve
-from distlint.analysis.pg.raises import NESTED_FUNCTIONS, argument_check_context, run_under_raises
+from distlint.analysis.pg.raises import NESTED_FUNCTIONS, block_expects, run_under_raises
 from distlint.analysis.pg.scan_shapes import (
     COMPREHENSION_TYPES,
     EXIT_FUNCTIONS,
@@ -149,7 +149,7 @@ class Walker(WalkedFunction):
         self.excluded_names: set[int] = set()
         #: The functions defined in this one that run where it expects an error (by id: is
         #: that an argument check), found when an event inside a nested function first asks.
-        self.run_under_raises: dict[int, bool] | None = None
+        self.nested_under_raises: dict[int, bool] | None = None
 
     def walk(self) -> None:
         for item in block_items(self.func, "body"):
@@ -186,15 +186,10 @@ class Walker(WalkedFunction):
                 if child is not ancestor.test and self._mentions_rank(ancestor.test):
                     in_rank = True
             elif isinstance(ancestor, (ast.With, ast.AsyncWith)):
-                items = ancestor.items
-                if not isinstance(child, ast.withitem) and any(
-                    self._is_raises_context(item.context_expr) for item in items
-                ):
-                    in_raises = True
-                    argument_check = any(
-                        argument_check_context(item.context_expr, self.context.source)
-                        for item in items
-                    )
+                if not isinstance(child, ast.withitem):
+                    expected = block_expects(ancestor, self._is_raises_context, self.context.source)
+                    if expected is not None:
+                        in_raises, argument_check = True, expected
             elif isinstance(ancestor, ast.Call):
                 if ancestor is not node and self._is_assert_raises_call(ancestor):
                     in_raises, argument_check = True, False
@@ -221,10 +216,10 @@ class Walker(WalkedFunction):
     def _runs_under_raises(self, nested: ast.AST) -> bool | None:
         """Whether ``nested`` runs where an argument check (True) or another error (False) is
         expected; None: where none is."""
-        if self.run_under_raises is None:
+        if self.nested_under_raises is None:
             source = self.context.source
-            self.run_under_raises = run_under_raises(self.func, self._is_raises_context, source)
-        return self.run_under_raises.get(id(nested))
+            self.nested_under_raises = run_under_raises(self.func, self._is_raises_context, source)
+        return self.nested_under_raises.get(id(nested))
 
     def _mentions_rank(self, test: ast.expr) -> bool:
         cached = self.context.rank_tests.get(id(test))
